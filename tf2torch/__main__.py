@@ -1,0 +1,5 @@
+"""``python -m tf2torch``."""
+
+from .cli import main
+
+main()

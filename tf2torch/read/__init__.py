@@ -1,0 +1,1 @@
+"""Readers: every source format to a ``tf2torch.spec.ModelSpec``, without TensorFlow."""

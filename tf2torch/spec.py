@@ -1,0 +1,142 @@
+"""Read-only value objects: what every reader hands to the rest of tf2torch.
+
+Nothing past a reader sees h5py objects, zip members or protobuf bytes: only these classes. Tensor
+data is lazy (``Variable.read()``), so listing a multi-GB checkpoint never touches its data files.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .dtypes import DType
+
+
+class Role(str, enum.Enum):
+    """What a stored variable is for; only ``WEIGHT`` variables end up in a state_dict by default."""
+
+    WEIGHT = "weight"
+    OPTIMIZER = "optimizer"  # optimizer slots (Adam m/v, momentum) and optimizer state (iterations)
+    EMA = "ema"  # ExponentialMovingAverage shadow variables
+    BOOKKEEPING = "bookkeeping"  # global_step, save counters, object-graph blobs, ...
+
+
+class Format(str, enum.Enum):
+    TF1_CHECKPOINT = "tf1-checkpoint"  # tf.compat.v1.train.Saver (names are variable names)
+    TF2_CHECKPOINT = "tf2-checkpoint"  # tf.train.Checkpoint (names are object-graph paths)
+    SAVED_MODEL = "savedmodel"
+    KERAS_H5 = "keras-h5"  # legacy model.save("x.h5") or save_weights("x.h5"), Keras 2 or 3
+    KERAS_V3 = "keras-v3"  # Keras 3 .keras zip
+    KERAS_WEIGHTS_H5 = "keras-weights-h5"  # Keras 3 model.save_weights("x.weights.h5")
+
+
+@dataclass(frozen=True, eq=False)
+class Variable:
+    """One stored tensor. ``read()`` loads it (memory-mapped where the format allows)."""
+
+    name: str  # the key in the source: TF variable name, object-graph path, or h5 dataset path
+    dtype: DType
+    shape: tuple[int, ...]
+    nbytes: int  # bytes as stored (for strings: the encoded size)
+    loader: Callable[[], np.ndarray] = field(repr=False)
+    role: Role = Role.WEIGHT
+    tf_name: str = ""  # the variable's own TF name when the key differs (object graphs, h5 `:0` names)
+    note: str = ""  # why it has its role, e.g. "Adam slot 'm' of dense/kernel"
+
+    def read(self) -> np.ndarray:
+        """The tensor as a numpy array (bfloat16 as raw uint16 bits; strings as an object array)."""
+        return self.loader()
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """The output ``index`` of call number ``node`` of layer ``layer`` (Keras's inbound triple)."""
+
+    layer: str
+    node: int = 0
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class LayerCall:
+    """One call of a layer: its input tensors (nested structure flattened) and extra call kwargs."""
+
+    inputs: tuple[TensorRef, ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class LayerSpec:
+    """A Keras layer: class, config (JSON as saved, read-only by convention), calls and weights."""
+
+    name: str
+    class_name: str
+    config: Mapping[str, Any]
+    calls: tuple[LayerCall, ...] = ()
+    weights: tuple[Variable, ...] = ()  # in the order Keras saved them
+    graph: GraphSpec | None = None  # set for nested models (a Functional or Sequential used as a layer)
+
+
+@dataclass(frozen=True, eq=False)
+class GraphSpec:
+    """A Keras model: its layers in saved order, and the tensors that are its inputs and outputs."""
+
+    name: str
+    class_name: str  # "Functional", "Sequential", "Model"
+    layers: tuple[LayerSpec, ...]
+    inputs: tuple[TensorRef, ...]
+    outputs: tuple[TensorRef, ...]
+    keras_version: int  # 2 or 3: the config dialect it was read from
+
+    def layer(self, name: str) -> LayerSpec:
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """A conv / pool / batch-norm op of a TF1 graph (``.meta``), tied to the variables it reads."""
+
+    name: str
+    op: str  # "Conv2D", "DepthwiseConv2dNative", "MaxPool", "AvgPool", "FusedBatchNormV3", ...
+    padding: str = ""  # "SAME", "VALID", "EXPLICIT"
+    strides: tuple[int, ...] = ()
+    dilations: tuple[int, ...] = ()
+    ksize: tuple[int, ...] = ()  # pooling window (4-D, in data_format order)
+    data_format: str = "NHWC"
+    epsilon: float | None = None
+    variables: tuple[str, ...] = ()  # names of the variables the op reads, in input order
+
+
+@dataclass(frozen=True, eq=False)
+class ModelSpec:
+    """Everything read from one source: variables in file order, and architecture where present."""
+
+    path: Path
+    format: Format
+    variables: tuple[Variable, ...]
+    graph: GraphSpec | None = None
+    ops: tuple[OpSpec, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Variable]:
+        return iter(self.variables)
+
+    def __len__(self) -> int:
+        return len(self.variables)
+
+    def __getitem__(self, name: str) -> Variable:
+        for var in self.variables:
+            if var.name == name:
+                return var
+        raise KeyError(name)
+
+    def names(self) -> list[str]:
+        return [v.name for v in self.variables]
