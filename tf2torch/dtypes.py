@@ -81,3 +81,23 @@ def by_name(name: str) -> DType:
         return BY_NAME[name]
     except KeyError:
         raise UnsupportedError(f"unknown dtype {name!r} (known: {', '.join(sorted(BY_NAME))})") from None
+
+
+def _bf16_bits_from_f32(values: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits, rounding to nearest even like TF and torch; NaN stays a quiet NaN."""
+    bits = np.ascontiguousarray(values, dtype="<f4").view("<u4")
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
+    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
+
+
+def cast(array: np.ndarray, src: DType, dst: DType) -> np.ndarray:
+    """Convert stored values between float dtypes (bfloat16 handled through its raw bits)."""
+    if src.name == dst.name:
+        return array
+    if not (src.is_float and dst.is_float):
+        raise UnsupportedError(f"cannot cast {src.name} to {dst.name}: only float tensors change dtype")
+    if src.name == "bfloat16":
+        array = (array.astype("<u4") << 16).view("<f4")
+    if dst.name == "bfloat16":
+        return _bf16_bits_from_f32(array.astype("<f4", copy=False))
+    return array.astype(dst.storage)

@@ -1,0 +1,213 @@
+"""The layout table: every TF → PyTorch weight layout change, in one place.
+
+A ``Layout`` is a short list of primitive steps on the TF array (reshape, permute axes, slice, reorder
+gate blocks, add a constant), so the output shape is known before any data is read (writers need it
+for the safetensors header) and the report can print exactly what was done. Converters and the name
+matcher look layouts up here by kind; nothing else transposes weights.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import MappingError
+from . import transpose
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "reshape" | "permute" | "slice" | "gates" | "add_block"
+    shape_fn: Callable[[Shape], Shape] | None = None  # reshape: new shape from the current one
+    axes: tuple[int, ...] = ()  # permute
+    start: int = 0  # slice along axis 0: [start, stop) with stop=None meaning "to the end"
+    stop: int | None = None
+    order: tuple[int, ...] = ()  # gates: new order of the equal blocks along axis 0
+    block: int = 0  # add_block: which of the gate blocks along axis 0 gets `value` added
+    blocks: int = 0  # add_block: how many blocks along axis 0
+    value: float = 0.0
+
+    def shape(self, shape: Shape) -> Shape:
+        if self.kind == "reshape":
+            assert self.shape_fn is not None
+            new = self.shape_fn(shape)
+            if math.prod(new) != math.prod(shape):
+                raise MappingError(f"cannot reshape {shape} to {new}")
+            return new
+        if self.kind == "permute":
+            return tuple(shape[a] for a in self.axes)
+        if self.kind == "slice":
+            stop = shape[0] if self.stop is None else self.stop
+            return (stop - self.start, *shape[1:])
+        return shape
+
+    def apply(self, array: np.ndarray) -> np.ndarray:
+        if self.kind == "reshape":
+            return np.ascontiguousarray(array).reshape(self.shape(array.shape))
+        if self.kind == "permute":
+            return transpose.permute(array, self.axes)
+        if self.kind == "slice":
+            return array[self.start : self.stop]
+        if self.kind == "gates":
+            n = len(self.order)
+            blocks = array.reshape(n, array.shape[0] // n, *array.shape[1:])
+            return np.ascontiguousarray(blocks[list(self.order)]).reshape(array.shape)
+        if self.kind == "add_block":
+            out = np.array(array, copy=True)
+            size = array.shape[0] // self.blocks
+            out[self.block * size : (self.block + 1) * size] += np.asarray(self.value, dtype=array.dtype)
+            return out
+        raise ValueError(self.kind)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A named layout change: TF array in, PyTorch array out."""
+
+    name: str
+    describe: str  # for reports, e.g. "(H, W, I, O) -> (O, I, H, W)"
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def is_identity(self) -> bool:
+        return not self.steps
+
+    def out_shape(self, shape: Shape) -> Shape:
+        for step in self.steps:
+            shape = step.shape(shape)
+        return tuple(shape)
+
+    def apply(self, array: np.ndarray) -> np.ndarray:
+        for step in self.steps:
+            array = step.apply(array)
+        return np.ascontiguousarray(array)
+
+
+def _perm(*axes: int) -> Step:
+    return Step("permute", axes=axes)
+
+
+def _reshape(fn: Callable[[Shape], Shape]) -> Step:
+    return Step("reshape", shape_fn=fn)
+
+
+IDENTITY = Layout("identity", "unchanged")
+
+TABLE: dict[str, Layout] = {
+    "identity": IDENTITY,
+    "dense": Layout("dense", "(in, out) -> (out, in)", (_perm(1, 0),)),
+    "conv1d": Layout("conv1d", "(K, I, O) -> (O, I, K)", (_perm(2, 1, 0),)),
+    "conv2d": Layout("conv2d", "(H, W, I, O) -> (O, I, H, W)", (_perm(3, 2, 0, 1),)),
+    "conv3d": Layout("conv3d", "(D, H, W, I, O) -> (O, I, D, H, W)", (_perm(4, 3, 0, 1, 2),)),
+    # Transposed convs store (…, out, in); torch's ConvTranspose wants (in, out, …): the same axis move.
+    "conv1d_transpose": Layout("conv1d_transpose", "(K, O, I) -> (I, O, K)", (_perm(2, 1, 0),)),
+    "conv2d_transpose": Layout("conv2d_transpose", "(H, W, O, I) -> (I, O, H, W)", (_perm(3, 2, 0, 1),)),
+    "conv3d_transpose": Layout(
+        "conv3d_transpose", "(D, H, W, O, I) -> (I, O, D, H, W)", (_perm(4, 3, 0, 1, 2),)
+    ),
+    # Depthwise: TF output channel c*M + m comes from input channel c, as in torch's groups=C conv,
+    # so (C, M) flatten C-major into the output channel axis.
+    "depthwise1d": Layout(
+        "depthwise1d",
+        "(K, C, M) -> (C*M, 1, K)",
+        (_reshape(lambda s: (s[0], s[1] * s[2], 1)), _perm(1, 2, 0)),
+    ),
+    "depthwise2d": Layout(
+        "depthwise2d",
+        "(H, W, C, M) -> (C*M, 1, H, W)",
+        (_reshape(lambda s: (s[0], s[1], s[2] * s[3], 1)), _perm(2, 3, 0, 1)),
+    ),
+    # MultiHeadAttention projections: (d, heads, head_dim) kernels become one Linear each.
+    "mha_in_kernel": Layout(
+        "mha_in_kernel", "(D, N, H) -> (N*H, D)", (_reshape(lambda s: (s[0], s[1] * s[2])), _perm(1, 0))
+    ),
+    "mha_in_bias": Layout("mha_in_bias", "(N, H) -> (N*H,)", (_reshape(lambda s: (s[0] * s[1],)),)),
+    "mha_out_kernel": Layout(
+        "mha_out_kernel", "(N, H, D) -> (D, N*H)", (_reshape(lambda s: (s[0] * s[1], s[2])), _perm(1, 0))
+    ),
+    # PReLU alpha shared over the spatial axes is stored (1, …, 1, C); torch's PReLU wants (C,).
+    "flatten_to_1d": Layout("flatten_to_1d", "(…) -> (N,)", (_reshape(lambda s: (math.prod(s),)),)),
+}
+
+
+def get(kind: str) -> Layout:
+    try:
+        return TABLE[kind]
+    except KeyError:
+        raise MappingError(f"no layout {kind!r} in the layout table (known: {', '.join(sorted(TABLE))})") from None
+
+
+def dense_after_flatten(spatial: Shape, channels: int) -> Layout:
+    """A Dense kernel fed by Flatten over (…spatial, C) (TF), used after a channels-first flatten.
+
+    TF rows are ordered (*spatial, C); a flatten over (C, *spatial) needs rows ordered (C, *spatial).
+    Viewing the kernel as (*spatial, C, out), the move is the same as a conv kernel's.
+    """
+    n = len(spatial)
+    axes = (n + 1, n, *range(n))
+    rows = math.prod(spatial) * channels
+    return Layout(
+        f"dense_after_flatten{n}d",
+        f"(({'·'.join(map(str, spatial))}·{channels}), out) rows HWC -> CHW, then (out, in)",
+        (
+            _reshape(lambda s: (*spatial, channels, s[1])),
+            _perm(*axes),
+            _reshape(lambda s: (s[0], rows)),
+        ),
+    )
+
+
+def rnn_kernel(gate_order: tuple[int, ...] | None) -> Layout:
+    """Keras LSTM/GRU `kernel` (in, G·u) / `recurrent_kernel` (u, G·u) -> torch (G·u, in), gates reordered."""
+    steps: list[Step] = [_perm(1, 0)]
+    if gate_order is not None:
+        steps.append(Step("gates", order=gate_order))
+    return Layout("rnn_kernel", f"(in, G*u) -> (G*u, in), gate blocks {gate_order or 'kept'}", tuple(steps))
+
+
+def rnn_bias(gate_order: tuple[int, ...] | None, row: int | None = None) -> Layout:
+    """Keras RNN bias (G·u,) or GRU reset_after bias (2, G·u) row `row` -> torch (G·u,), gates reordered."""
+    steps: list[Step] = []
+    if row is not None:
+        steps += [Step("slice", start=row, stop=row + 1), _reshape(lambda s: (s[1],))]
+    if gate_order is not None:
+        steps.append(Step("gates", order=gate_order))
+    return Layout("rnn_bias", f"bias{'' if row is None else f'[{row}]'}, gate blocks {gate_order or 'kept'}",
+                  tuple(steps))
+
+
+# TF1 LSTMCell / BasicLSTMCell: one kernel (in + u, 4u) with gates (i, j, f, o); torch: (i, f, g, o).
+TF1_LSTM_GATES = (0, 2, 1, 3)
+# Keras GRU gates (z, r, h); torch GRU gates (r, z, n).
+KERAS_GRU_GATES = (1, 0, 2)
+
+
+def tf1_lstm_kernel(input_size: int, part: str) -> Layout:
+    """Split the concatenated TF1 LSTM kernel into torch's weight_ih (`part="ih"`) or weight_hh."""
+    start, stop = (0, input_size) if part == "ih" else (input_size, None)
+    return Layout(
+        f"tf1_lstm_kernel_{part}",
+        f"kernel[{start}:{'' if stop is None else stop}] (in, 4u) -> (4u, in), gates ijfo -> ifgo",
+        (Step("slice", start=start, stop=stop), _perm(1, 0), Step("gates", order=TF1_LSTM_GATES)),
+    )
+
+
+def tf1_lstm_bias(forget_bias: float) -> Layout:
+    """TF1 LSTM bias with the cell's `forget_bias` folded in (TF adds it at run time), gates reordered."""
+    return Layout(
+        "tf1_lstm_bias",
+        f"gates ijfo -> ifgo, forget gate + {forget_bias:g}",
+        (Step("gates", order=TF1_LSTM_GATES), Step("add_block", block=1, blocks=4, value=forget_bias)),
+    )
+
+
+def guess_for_rank(rank: int, leaf: str) -> str:
+    """The layout kind of a bare checkpoint variable from its rank and (already renamed) leaf name."""
+    if leaf != "weight":
+        return "identity"
+    return {2: "dense", 3: "conv1d", 4: "conv2d", 5: "conv3d"}.get(rank, "identity")

@@ -1,0 +1,115 @@
+"""From read variables to write plans: mapping onto a user's model, or a bare state_dict.
+
+Both produce ``TensorPlan``s (lazy: a tensor is read and transformed only when the writer asks for it)
+and a ``Report`` that accounts for every source variable and every target key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import dtypes
+from ..dtypes import DType
+from ..spec import ModelSpec, Variable
+from ..write.plan import TensorPlan
+from . import layouts
+from .account import Entry, Report
+from .layouts import Layout
+from .match import TargetParam, match
+from .names import bare_key, split_tf
+from .rules import NO_RULES, Rules
+from .select import select
+
+
+def plan_tensor(key: str, var: Variable, layout: Layout, dtype: DType | None = None) -> TensorPlan:
+    """A lazy write plan: read ``var``, apply ``layout``, cast float tensors to ``dtype`` if given."""
+    out = dtype if dtype is not None and var.dtype.is_float else var.dtype
+
+    def produce() -> np.ndarray:
+        return dtypes.cast(layout.apply(var.read()), var.dtype, out)
+
+    return TensorPlan(key=key, dtype=out, shape=layout.out_shape(var.shape), produce=produce, source=var.name)
+
+
+def _mapped(var: Variable, key: str, layout: Layout, how: str) -> Entry:
+    return Entry("mapped", source=var.name, key=key, reason=how + (f"; {var.note}" if var.note else ""),
+                 layout=layout.describe, shape=var.shape, out_shape=layout.out_shape(var.shape),
+                 dtype=var.dtype.name)
+
+
+def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules = NO_RULES, ema: bool = False,
+               dtype: DType | None = None) -> tuple[list[TensorPlan], Report]:
+    """Map the checkpoint onto the state_dict keys of the user's model."""
+    report = Report(source=str(spec.path), format=spec.format.value, mode="model")
+    candidates, skipped = select(spec.variables, ema=ema, rules=rules)
+    for entry in skipped:
+        report.add(entry)
+    # torch's BatchNorm counts batches; TF keeps no such counter, so it starts at 0 (only used when
+    # momentum=None during training).
+    counters = [t for t in targets if t.key.endswith(".num_batches_tracked")]
+    result = match(candidates, [t for t in targets if t not in counters], rules)
+    plans = []
+    for m in result.matches:
+        plans.append(plan_tensor(m.target.key, m.source, m.layout, dtype))
+        report.add(_mapped(m.source, m.target.key, m.layout, f"matched by {m.how}"))
+    for src, tgt, got in result.mismatched:
+        report.add(Entry("mismatched", source=src.name, key=tgt.key, shape=src.shape, out_shape=got,
+                         reason=f"the model expects {list(tgt.shape)}", dtype=src.dtype.name))
+    by_name = {v.name: v for v in candidates}
+    for name, reason in sorted(result.unmatched.items()):
+        var = by_name[name]
+        report.add(Entry("unexpected", source=name, reason=reason, shape=var.shape, dtype=var.dtype.name))
+    for tgt in result.missing:
+        report.add(Entry("missing", key=tgt.key, out_shape=tgt.shape, reason=f"no source variable for this {tgt.module_type or 'key'}"))
+    mapped_modules = {m.target.key.rpartition(".")[0] for m in result.matches}
+    for tgt in counters:
+        module = tgt.key.rpartition(".")[0]
+        if module in mapped_modules:
+            plans.append(_zeros(tgt.key, tgt.shape))
+            report.add(Entry("filled", key=tgt.key, out_shape=tgt.shape, dtype="int64",
+                             reason="0: PyTorch's BatchNorm batch counter has no TF counterpart"))
+        else:
+            report.add(Entry("missing", key=tgt.key, out_shape=tgt.shape, reason="its BatchNorm has no source"))
+    return plans, report
+
+
+def _zeros(key: str, shape: tuple[int, ...]) -> TensorPlan:
+    int64 = dtypes.by_name("int64")
+    return TensorPlan(key=key, dtype=int64, shape=shape, produce=lambda: np.zeros(shape, "<i8"), source="")
+
+
+def bare_layout(var: Variable, key: str, no_transpose: bool) -> Layout:
+    """A layout for a variable with no target: by its role (renamed leaf) and rank."""
+    if no_transpose:
+        return layouts.IDENTITY
+    leaf = key.rpartition(".")[2]
+    if leaf == "weight" and len(var.shape) in (3, 4) and "depthwise" in split_tf(var.name)[-1].lower():
+        return layouts.TABLE["depthwise1d" if len(var.shape) == 3 else "depthwise2d"]
+    if leaf == "weight" and any(p.lower() in ("embeddings", "embedding") for p in split_tf(var.name)[-1:]):
+        return layouts.IDENTITY
+    return layouts.get(layouts.guess_for_rank(len(var.shape), leaf))
+
+
+def bare(spec: ModelSpec, *, rules: Rules = NO_RULES, ema: bool = False, keep_names: bool = False,
+         no_transpose: bool = False, dtype: DType | None = None) -> tuple[list[TensorPlan], Report]:
+    """A state_dict with no target model: dotted scopes, renamed leaves, layouts by role and rank."""
+    report = Report(source=str(spec.path), format=spec.format.value, mode="bare")
+    candidates, skipped = select(spec.variables, ema=ema, rules=rules)
+    for entry in skipped:
+        report.add(entry)
+    taken: dict[str, str] = {}
+    plans = []
+    for var in candidates:
+        key = rules.pairs.get(var.name) or bare_key(rules.rename(var.name), keep_names)
+        if key in taken:
+            report.add(Entry("unexpected", source=var.name, shape=var.shape, dtype=var.dtype.name,
+                             reason=f"its key {key!r} is already taken by {taken[key]!r}; add a [pairs] rule"))
+            continue
+        taken[key] = var.name
+        layout = rules.layouts.get(key) or bare_layout(var, key, no_transpose)
+        plans.append(plan_tensor(key, var, layout, dtype))
+        how = "kept name" if keep_names else "renamed by vocabulary"
+        report.add(_mapped(var, key, layout, f"{how}; layout chosen by rank {len(var.shape)}"))
+    return plans, report

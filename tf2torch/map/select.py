@@ -1,0 +1,44 @@
+"""Which source variables are candidates for the state_dict, and why the others are skipped."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..spec import Role, Variable
+from .account import Entry
+from .rules import NO_RULES, Rules
+
+EMA_SUFFIX = "/ExponentialMovingAverage"  # tf.train.ExponentialMovingAverage names shadows <var>/ExponentialMovingAverage
+
+
+def _skip(var: Variable, reason: str) -> Entry:
+    return Entry("skipped", source=var.name, reason=reason, shape=var.shape, dtype=var.dtype.name)
+
+
+def select(variables: tuple[Variable, ...], ema: bool = False, rules: Rules = NO_RULES) -> tuple[list[Variable], list[Entry]]:
+    """Split variables into candidates and skipped entries (optimizer, bookkeeping, EMA policy, rules).
+
+    With ``ema`` the ExponentialMovingAverage shadow of each weight replaces it: the candidate keeps the
+    weight's name (so it maps to the same key) and reads the shadow's data.
+    """
+    shadows = {v.name[: -len(EMA_SUFFIX)]: v for v in variables if v.role is Role.EMA and v.name.endswith(EMA_SUFFIX)}
+    chosen: list[Variable] = []
+    skipped: list[Entry] = []
+    for var in variables:
+        if rules.skipped(var.name):
+            skipped.append(_skip(var, f"skipped by the rules file {rules.source}"))
+        elif var.role is Role.OPTIMIZER:
+            skipped.append(_skip(var, var.note or "optimizer state"))
+        elif var.role is Role.BOOKKEEPING:
+            skipped.append(_skip(var, var.note or "bookkeeping"))
+        elif var.role is Role.EMA:
+            skipped.append(_skip(var, "EMA shadow, used in place of its variable (--ema)" if ema
+                                 else "EMA shadow not selected (pass --ema to use the averaged weights)"))
+        elif var.dtype.name == "string":
+            skipped.append(_skip(var, "string tensor: a state_dict holds numbers only"))
+        elif ema and var.name in shadows:
+            shadow = shadows[var.name]
+            chosen.append(replace(var, loader=shadow.loader, note=f"EMA shadow {shadow.name}"))
+        else:
+            chosen.append(var)
+    return chosen, skipped
