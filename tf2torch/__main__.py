@@ -1,5 +1,5 @@
 """``python -m tf2torch``."""
 
-from .cli import main
+from .cli import run
 
-main()
+run()

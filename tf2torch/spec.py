@@ -17,7 +17,7 @@ import numpy as np
 from .dtypes import DType
 
 
-class Role(str, enum.Enum):
+class Role(enum.StrEnum):
     """What a stored variable is for; only ``WEIGHT`` variables end up in a state_dict by default."""
 
     WEIGHT = "weight"
@@ -26,7 +26,7 @@ class Role(str, enum.Enum):
     BOOKKEEPING = "bookkeeping"  # global_step, save counters, object-graph blobs, ...
 
 
-class Format(str, enum.Enum):
+class Format(enum.StrEnum):
     TF1_CHECKPOINT = "tf1-checkpoint"  # tf.compat.v1.train.Saver (names are variable names)
     TF2_CHECKPOINT = "tf2-checkpoint"  # tf.train.Checkpoint (names are object-graph paths)
     SAVED_MODEL = "savedmodel"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..spec import Variable
 from . import layouts
 from .layouts import Layout
-from .names import Canonical, canonical_torch, canonical_tf
+from .names import Canonical, canonical_tf, canonical_torch
 from .rules import NO_RULES, Rules
 
 Shape = tuple[int, ...]

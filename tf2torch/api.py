@@ -1,0 +1,183 @@
+"""The public Python API: ``read``, ``convert`` (and ``verify`` in ``tf2torch.verify``).
+
+The CLI is a thin layer over these functions. Heavy imports (torch, TensorFlow) happen inside the
+functions that need them, so ``import tf2torch`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import dtypes
+from .errors import MappingError, UsageError
+from .map.account import Report
+from .spec import ModelSpec
+from .write.plan import TensorPlan
+
+WEIGHT_FORMATS = {"safetensors": "model.safetensors", "pt": "model.pt"}
+
+
+def read(path: str | Path, *, verify_crc: bool = True, config: str | Path | None = None) -> ModelSpec:
+    """Read any supported source into a ``ModelSpec`` (variables, and the architecture if present).
+
+    Args:
+        path: a checkpoint prefix (or its ``.index``), a directory with a ``checkpoint`` file or a
+            SavedModel, a Keras ``.h5`` / ``.keras`` / ``.weights.h5`` file.
+        verify_crc: check the CRC32C of every tensor as it is read (TF bundles).
+        config: a Keras ``model.to_json()`` file giving the architecture of a checkpoint or SavedModel.
+
+    Returns:
+        A ``ModelSpec``; tensor data is read lazily by ``Variable.read()``.
+
+    Example:
+        >>> spec = tf2torch.read("fixtures/tf1/model.ckpt")
+        >>> [v.name for v in spec][:2]
+        ['bn1/BatchNorm/beta', 'bn1/BatchNorm/beta/Adam']
+    """
+    from .read import detect as _detect
+
+    kind, where = _detect.detect(Path(path))
+    if kind is _detect.Kind.CHECKPOINT:
+        from .read.checkpoint import read_checkpoint
+
+        spec = read_checkpoint(where, verify_crc=verify_crc)
+    elif kind is _detect.Kind.SAVED_MODEL:
+        from .read.checkpoint import read_savedmodel
+
+        spec = read_savedmodel(where, verify_crc=verify_crc)
+    elif kind is _detect.Kind.KERAS_H5:
+        from .read.keras_h5 import read_keras_h5
+
+        spec = read_keras_h5(where)
+    else:
+        from .read.keras_zip import read_keras_zip
+
+        spec = read_keras_zip(where)
+    if config is not None:
+        from .read.with_config import attach_config
+
+        spec = attach_config(spec, Path(config))
+    return spec
+
+
+@dataclass
+class Conversion:
+    """What ``convert`` did: the report, the plans it wrote (or would write), and the files."""
+
+    report: Report
+    plans: list[TensorPlan]
+    model_source: str | None  # model.py text (None for a bare state_dict)
+    out_dir: Path | None  # None for a dry run
+    files: list[str] = field(default_factory=list)
+    taps: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path (for verify)
+
+
+def convert(
+    source: str | Path,
+    out_dir: str | Path | None,
+    *,
+    model: str | None = None,
+    config: str | Path | None = None,
+    rules: str | Path | None = None,
+    weights_format: str = "safetensors",
+    dtype: str | None = None,
+    ema: bool = False,
+    strict: bool = False,
+    keep_names: bool = False,
+    transpose: bool = True,
+    input_shape: tuple[int, ...] | None = None,
+    tf_padding: str | None = None,
+    channels_last: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+    verify_crc: bool = True,
+    progress: Callable[[TensorPlan, int], None] | None = None,
+) -> Conversion:
+    """Convert a TF/Keras source into ``out_dir``: weights, ``model.py`` (when there is a model) and
+    ``report.json``.
+
+    Three modes: onto the user's PyTorch model (``model="wrn.py:WideResNet"``), a generated model
+    (Keras sources), or a bare state_dict (a checkpoint with no architecture).
+
+    Args:
+        source: anything ``read`` accepts.
+        out_dir: output directory; refused if it exists and is not empty, unless ``force``.
+        model: ``FILE.py:CALLABLE`` of the user's PyTorch model (class or zero-argument factory).
+        rules: a TOML rules file (renames, explicit pairs, skips, layouts, padding overrides).
+        weights_format: "safetensors" (default) or "pt".
+        dtype: cast float tensors ("float32", "float16", "bfloat16"); default keeps each dtype.
+        ema: use ExponentialMovingAverage shadows in place of the raw variables.
+        strict: fail when anything is unexpected or missing (shape mismatches always fail).
+        input_shape: the model's input shape in its input layout (e.g. (1, 3, 32, 32)), for static
+            SAME padding; without it, padding is computed at run time where it depends on the size.
+        tf_padding: "same" to treat every conv/pool whose padding is the symmetric k//2 guess as a port
+            of TF 'SAME' (user models without a TF graph).
+        dry_run: plan everything, write nothing.
+
+    Returns:
+        A ``Conversion``.
+
+    Example:
+        >>> result = tf2torch.convert("fixtures/keras3/cnn.keras", "out")
+        >>> sorted(result.files)
+        ['model.py', 'model.safetensors', 'report.json']
+    """
+    if weights_format not in WEIGHT_FORMATS:
+        raise UsageError(f"weights format {weights_format!r}: expected one of {', '.join(WEIGHT_FORMATS)}")
+    out_dtype = dtypes.by_name(dtype) if dtype else None
+    if out_dtype is not None and not out_dtype.is_float:
+        raise UsageError(f"--dtype {dtype}: expected float32, float16, bfloat16 or float64")
+    from .map.rules import NO_RULES, load_rules
+
+    rule_set = load_rules(Path(rules)) if rules else NO_RULES
+    spec = read(source, verify_crc=verify_crc, config=config)
+    weights_name = WEIGHT_FORMATS[weights_format]
+    taps: dict[str, str] = {}
+    if model is not None:
+        from .rewrite.patch import convert_onto_model
+
+        plans, report, model_source = convert_onto_model(
+            spec, model, rules=rule_set, ema=ema, dtype=out_dtype, input_shape=input_shape,
+            tf_padding=tf_padding, weights_name=weights_name)
+    elif spec.graph is not None:
+        from .convert import assemble
+        from .convert.graph import Options
+
+        options = Options(channels_last=channels_last)
+        if input_shape is not None:
+            options.input_shapes = _keras_input_shapes(spec, input_shape, channels_last)
+        result = assemble.convert_keras(spec, options, weights_name=weights_name, ema=ema, dtype=out_dtype)
+        plans, report, model_source, taps = result.plans, result.report, result.source, result.taps
+    else:
+        from .map.plan import bare
+
+        plans, report = bare(spec, rules=rule_set, ema=ema, keep_names=keep_names, no_transpose=not transpose,
+                             dtype=out_dtype)
+        model_source = None
+    problems = report.problems(strict)
+    if problems:
+        raise MappingError(f"{source}: " + "; ".join(problems) + " (see the report; a rules file can settle names)")
+    conversion = Conversion(report, plans, model_source, None if dry_run else Path(out_dir) if out_dir else None,
+                            taps=taps)
+    if dry_run:
+        return conversion
+    if out_dir is None:
+        raise UsageError("convert needs an output directory (-o OUTDIR) unless --dry-run")
+    from .write.output import write_outputs
+
+    conversion.files = write_outputs(Path(out_dir), plans, report, model_source, weights_format, taps,
+                                     force=force, progress=progress)
+    return conversion
+
+
+def _keras_input_shapes(spec: ModelSpec, shape: tuple[int, ...], channels_last: bool) -> dict[str, tuple]:
+    """--input-shape (in the generated model's input layout, with batch) as a Keras shape per input."""
+    graph = spec.graph
+    if graph is None or len(graph.inputs) != 1:
+        raise UsageError("--input-shape applies to models with exactly one input")
+    dims = tuple(shape[1:])
+    if not channels_last and len(dims) >= 2:
+        dims = (*dims[1:], dims[0])  # (C, H, W) -> Keras (H, W, C)
+    return {graph.inputs[0].layer: dims}

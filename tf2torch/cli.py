@@ -1,0 +1,210 @@
+"""The ``tf2torch`` command: parse options, call one library function, print. Nothing else.
+
+Exit codes (stable; documented in the README):
+  0  success            1  conversion error (bad or unsupported input, unwritable output)
+  2  usage error        3  numeric mismatch (verify)
+Errors print one line to stderr, never a traceback (set TF2TORCH_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from .errors import MismatchError, Tf2TorchError, UsageError
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
+
+
+def exit_code(exc: BaseException) -> int:
+    """The one place errors become exit codes."""
+    if isinstance(exc, MismatchError):
+        return EXIT_MISMATCH
+    if isinstance(exc, (UsageError, click.UsageError)):
+        return EXIT_USAGE
+    return EXIT_ERROR
+
+
+def _fail(exc: BaseException) -> NoReturn:
+    if os.environ.get("TF2TORCH_DEBUG") == "1":
+        raise exc
+    if isinstance(exc, Tf2TorchError):
+        message = str(exc).replace("\n", " ")
+    else:
+        message = f"internal error: {type(exc).__name__}: {exc} (please report it; TF2TORCH_DEBUG=1 shows the traceback)"
+    click.echo(f"tf2torch: error: {message}", err=True)
+    sys.exit(exit_code(exc))
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _shape(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        dims = tuple(int(v) for v in text.replace("x", ",").split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected comma-separated positive integers, e.g. 1,3,224,224") from None
+    if not dims or min(dims) <= 0:
+        raise click.BadParameter(f"{text!r}: sizes must be positive")
+    return dims
+
+
+PathArg = click.Path(path_type=Path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tf2torch")
+def main() -> None:
+    """Port trained TensorFlow / Keras models to PyTorch so they compute the same numbers."""
+
+
+@main.command()
+@click.argument("source", type=PathArg)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--check", is_flag=True, help="Read every tensor and verify its CRC32C; list each bad tensor.")
+@click.option("--no-verify-crc", is_flag=True, help="With --check: read without verifying checksums.")
+def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> None:
+    """List the variables (and layers) of SOURCE without reading tensor data."""
+    from . import api, summary
+    from .progress import Progress
+
+    try:
+        spec = api.read(source, verify_crc=not no_verify_crc)
+        result = summary.summarize(spec)
+        if check:
+            with Progress(total=sum(v.nbytes for v in spec.variables), unit="B", label="checking") as bar:
+                summary.check(spec, result, on_variable=lambda v: bar.advance(v.nbytes))
+    except Tf2TorchError as exc:
+        _fail(exc)
+    _emit_json(result.to_json()) if as_json else click.echo(summary.render(result))
+    if result.bad:
+        sys.exit(EXIT_ERROR)
+
+
+@main.command()
+@click.argument("source", type=PathArg)
+@click.option("-o", "--out", "out_dir", type=PathArg, help="Output directory (refused if not empty, see --force).")
+@click.option("--model", "model", metavar="FILE.py:CALLABLE", help="Your PyTorch model: map onto its state_dict.")
+@click.option("--config", type=PathArg, help="Keras model JSON (model.to_json()) for a checkpoint/SavedModel.")
+@click.option("--rules", type=PathArg, help="TOML rules file: renames, pairs, skips, layouts, padding.")
+@click.option("--format", "weights_format", type=click.Choice(["safetensors", "pt"]), default="safetensors",
+              show_default=True, help="Weights file format.")
+@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16", "float64"]),
+              help="Cast float tensors (default: keep each tensor's dtype).")
+@click.option("--ema", is_flag=True, help="Use ExponentialMovingAverage shadows instead of raw variables.")
+@click.option("--strict", is_flag=True, help="Fail when any variable is unexpected or any key missing.")
+@click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
+@click.option("--no-transpose", is_flag=True, help="Bare checkpoints: keep TF layouts.")
+@click.option("--input-shape", help="Input shape in the model's input layout, e.g. 1,3,32,32 (static padding).")
+@click.option("--tf-padding", type=click.Choice(["same", "none"]),
+              help="--model without a TF graph: treat symmetric k//2 padding as a port of TF 'SAME'.")
+@click.option("--channels-last", is_flag=True, help="Generated models take and return TF's NHWC layout.")
+@click.option("--force", is_flag=True, help="Replace an existing output directory.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (every mapping and transform); write nothing.")
+@click.option("--no-verify-crc", is_flag=True, help="Do not verify tensor checksums (faster; not recommended).")
+@click.option("--verify", "run_verify", is_flag=True, help="Run `tf2torch verify` right after converting.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="Print the full report on success.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings.")
+def convert(source: Path, out_dir: Path | None, model: str | None, config: Path | None, rules: Path | None,
+            weights_format: str, dtype: str | None, ema: bool, strict: bool, keep_names: bool,
+            no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool,
+            force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
+            quiet: bool) -> None:
+    """Convert SOURCE into OUT: weights, model.py and report.json."""
+    from . import api
+    from .progress import Progress
+
+    if out_dir is None and not dry_run:
+        raise click.UsageError("missing -o/--out OUTDIR (or pass --dry-run)")
+    shape = _shape(input_shape)
+    try:
+        with Progress(unit="B", label="converting", enabled=not quiet) as bar:
+            result = api.convert(
+                source, out_dir, model=model, config=config, rules=rules, weights_format=weights_format,
+                dtype=dtype, ema=ema, strict=strict, keep_names=keep_names, transpose=not no_transpose,
+                input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, force=force,
+                dry_run=dry_run, verify_crc=not no_verify_crc, progress=bar.on_tensor)
+    except Tf2TorchError as exc:
+        _fail(exc)
+    report = result.report
+    if as_json:
+        _emit_json(report.to_json())
+    elif dry_run or verbose:
+        click.echo(report.render(verbose=True))
+    elif not quiet:
+        attention = [e for e in report.entries if e.status in ("unexpected", "missing")]
+        if attention or report.notes:
+            click.echo(report.render(verbose=False), err=True)
+    if run_verify and not dry_run:
+        ctx = click.get_current_context()
+        ctx.invoke(verify, source=source, out_dir=out_dir, input_shape=input_shape, quiet=quiet, as_json=False)
+
+
+@main.command()
+@click.argument("source", type=PathArg)
+@click.argument("out_dir", type=PathArg)
+@click.option("--input-shape", help="Input shape (in the PyTorch model's layout), e.g. 1,3,32,32.")
+@click.option("--inputs", type=PathArg, help="Inputs as .npy (one input) or .npz (by input name).")
+@click.option("--atol", type=float, default=1e-4, show_default=True)
+@click.option("--rtol", type=float, default=1e-4, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--report", "report_file", type=PathArg, help="Also write the JSON verdict to this file.")
+@click.option("--plot", type=PathArg, help="PNG of the per-layer max abs difference (needs matplotlib).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
+def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: Path | None = None,
+           atol: float = 1e-4, rtol: float = 1e-4, seed: int = 0, report_file: Path | None = None,
+           plot: Path | None = None, as_json: bool = False, quiet: bool = False) -> None:
+    """Run SOURCE in TensorFlow and OUT_DIR's model in PyTorch on the same inputs; compare per layer."""
+    from .verify import run as verify_run
+
+    try:
+        result = verify_run.verify(source, out_dir, input_shape=_shape(input_shape), inputs=inputs, atol=atol,
+                                   rtol=rtol, seed=seed, report_file=report_file, plot=plot)
+    except Tf2TorchError as exc:
+        _fail(exc)
+    if as_json:
+        _emit_json(result.to_json())
+    elif not quiet or not result.ok:
+        click.echo(result.render(), err=not result.ok)
+    if not result.ok:
+        sys.exit(EXIT_MISMATCH)
+
+
+@main.command()
+def layers() -> None:
+    """List the Keras layer classes tf2torch converts."""
+    from . import convert as _converters  # noqa: F401  (registers the converters)
+    from .convert import registry  # noqa: F401
+
+    click.echo("\n".join(registry.supported()))
+
+
+def run() -> None:
+    """Entry point with the one error net: click's own usage errors exit 2, anything else is reported."""
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("tf2torch: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else EXIT_ERROR)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("tf2torch: interrupted; no output was left behind", err=True)
+        sys.exit(130)
+    except BaseException as exc:  # a bug: one line, no traceback (TF2TORCH_DEBUG=1 for it)
+        _fail(exc)

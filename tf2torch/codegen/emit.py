@@ -1,0 +1,104 @@
+"""Render generated model classes to Python source: a value (text), written later by the writer.
+
+The emitter only ever writes: identifiers allocated by a ``Namespace``, literals rendered by
+``literal`` (numbers, booleans, None, tuples, and strings via ``repr``), expression templates written by
+tf2torch's converters, and helper classes from tf2torch's own source. Nothing from an input file is
+pasted in as code.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..convert.base import Module
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CLS = re.compile(r"^(nn\.)?[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def literal(value: Any) -> str:
+    """Python source for a literal value; refuses anything that is not plain data."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int):
+        return repr(int(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        return repr(float(value))
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    raise TypeError(f"not a literal: {type(value).__name__}")
+
+
+def module_source(module: Module) -> str:
+    if not _CLS.match(module.cls):
+        raise ValueError(f"bad module class {module.cls!r}")
+    args = [literal(a) for a in module.args]
+    for key, value in module.kwargs:
+        if not _IDENT.match(key):
+            raise ValueError(f"bad keyword {key!r}")
+        args.append(f"{key}={literal(value)}")
+    return f"{module.cls}({', '.join(args)})"
+
+
+@dataclass
+class ClassDef:
+    """One generated ``nn.Module`` class."""
+
+    name: str
+    doc: str
+    modules: list[tuple[str, str]] = field(default_factory=list)  # (attribute, constructor source)
+    inputs: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # forward body, already rendered
+    returns: list[str] = field(default_factory=list)
+    comments: dict[str, str] = field(default_factory=dict)  # attribute -> comment (rendered with repr)
+
+    def render(self) -> str:
+        out = [f"class {self.name}(nn.Module):", f"    {literal(self.doc)}", "", "    def __init__(self):",
+               "        super().__init__()"]
+        for attr, ctor in self.modules:
+            comment = self.comments.get(attr)
+            if comment:
+                out.append(f"        # {literal(comment)}")
+            out.append(f"        self.{attr} = {ctor}")
+        out += ["", f"    def forward(self, {', '.join(self.inputs)}):"]
+        out += [f"        {line}" for line in self.lines]
+        result = self.returns[0] if len(self.returns) == 1 else f"({', '.join(self.returns)})"
+        out.append(f"        return {result}")
+        return "\n".join(out)
+
+
+@dataclass
+class GeneratedFile:
+    """The whole ``model.py``: header, inlined helpers, classes, and the build/load functions."""
+
+    doc: str
+    helpers: list[str]  # helper class sources (tf2torch's own code)
+    classes: list[ClassDef]
+    main: str  # the top-level class name
+    weights_name: str  # default weights file next to model.py
+    footer: str  # build_model / load_model source (from codegen.loader)
+
+    def render(self) -> str:
+        parts = [f'"""{_docstring(self.doc)}"""', "",
+                 "import json  # noqa: F401", "import math  # noqa: F401", "import struct  # noqa: F401",
+                 "from pathlib import Path", "",
+                 "import torch", "import torch.nn as nn", "import torch.nn.functional as F  # noqa: F401", ""]
+        parts += [h.rstrip() + "\n\n" for h in self.helpers]
+        parts += [c.render() + "\n\n" for c in self.classes]
+        parts.append(self.footer.rstrip())
+        return "\n".join(parts).rstrip() + "\n"
+
+
+def _docstring(text: str) -> str:
+    """Text safe inside a triple-quoted docstring (input-derived text is escaped, never closes it)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,92 @@
+"""A Keras model end to end: generated classes, write plans for its weights, and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..dtypes import DType
+from ..errors import UnsupportedError
+from ..map.account import Entry, Report
+from ..map.plan import plan_tensor
+from ..map.select import select
+from ..spec import GraphSpec, ModelSpec
+from ..write.plan import TensorPlan
+from .base import Param
+from .graph import GraphConverter, Options
+
+
+@dataclass
+class KerasConversion:
+    plans: list[TensorPlan]
+    report: Report
+    source: str  # model.py text
+    taps: dict[str, str]  # Keras layer -> module path, for verify
+
+
+def _const_plan(key: str, value: np.ndarray) -> TensorPlan:
+    value = np.ascontiguousarray(value)
+    dtype = dtypes.from_numpy(value.dtype, key)
+    return TensorPlan(key=key, dtype=dtype, shape=tuple(value.shape), produce=lambda: value, source="")
+
+
+def _all_layers(graph: GraphSpec):
+    for layer in graph.layers:
+        yield layer
+        if layer.graph is not None:
+            yield from _all_layers(layer.graph)
+
+
+def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: bool = False,
+                  dtype: DType | None = None) -> KerasConversion:
+    from ..codegen import model_file  # codegen renders; keep the import next to its one use
+
+    graph = spec.graph
+    if graph is None:
+        raise UnsupportedError(f"{spec.path}: holds no Keras architecture; pass --config model.json "
+                               "(model.to_json()) or --model FILE.py:CALLABLE")
+    options.keras_version = graph.keras_version
+    gen = GraphConverter(options).convert(graph)
+    report = Report(source=str(spec.path), format=spec.format.value, mode="keras")
+    plans: list[TensorPlan] = []
+    used: set[int] = set()
+    for key, p in gen.params:
+        plans.append(_param_plan(key, p, dtype))
+        if p.var is not None:
+            used.add(id(p.var))
+            report.add(Entry("mapped", source=p.var.name, key=key, layout=p.layout.describe, shape=p.var.shape,
+                             out_shape=p.layout.out_shape(p.var.shape), dtype=p.var.dtype.name,
+                             reason="by layer"))
+        else:
+            report.add(Entry("filled", key=key, out_shape=tuple(p.const.shape) if p.const is not None else (),
+                             reason="constant: the Keras layer has no such weight (e.g. BatchNorm counter)"))
+    layer_weights = {id(w): layer.name for layer in _all_layers(graph) for w in layer.weights}
+    candidates, skipped = select(spec.variables, ema=ema)
+    for entry in skipped:
+        report.add(entry)
+    for var in candidates:
+        if id(var) in used:
+            continue
+        owner = layer_weights.get(id(var))
+        if owner is not None:
+            report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
+                             reason=f"weight of {owner!r} that the PyTorch module does not need"))
+        else:
+            report.add(Entry("unexpected", source=var.name, shape=var.shape, dtype=var.dtype.name,
+                             reason="no layer of the architecture owns it"))
+    report.notes += gen.notes
+    source = model_file.render(gen, spec.path.name, weights_name)
+    return KerasConversion(plans, report, source, gen.taps)
+
+
+def _param_plan(key: str, p: Param, dtype: DType | None) -> TensorPlan:
+    if p.var is not None:
+        return plan_tensor(key, p.var, p.layout, dtype)
+    if p.const is None:
+        raise ValueError(f"{key}: a Param needs a var or a const")
+    const = p.const
+    if dtype is not None and const.dtype.kind == "f":
+        const = dtypes.cast(const.astype(np.float32), dtypes.by_name("float32"), dtype)
+    return _const_plan(key, const)

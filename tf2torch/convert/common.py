@@ -1,0 +1,137 @@
+"""Small helpers every converter uses: typed config access, weight binding, axes, activations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..map import layouts
+from ..map.layouts import Layout
+from ..spec import Variable
+from .base import Ctx, Module, Op, Param, TensorInfo
+
+
+def cfg_int(ctx: Ctx, key: str, default: int | None = None) -> int:
+    value = ctx.config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ctx.unsupported(f"config {key!r} should be an integer, found {value!r}")
+    return value
+
+
+def cfg_float(ctx: Ctx, key: str, default: float | None = None) -> float:
+    value = ctx.config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ctx.unsupported(f"config {key!r} should be a number, found {value!r}")
+    return float(value)
+
+
+def cfg_bool(ctx: Ctx, key: str, default: bool) -> bool:
+    value = ctx.config.get(key, default)
+    if not isinstance(value, bool):
+        raise ctx.unsupported(f"config {key!r} should be true or false, found {value!r}")
+    return value
+
+
+def cfg_str(ctx: Ctx, key: str, default: str | None = None, choices: tuple[str, ...] = ()) -> str:
+    value = ctx.config.get(key, default)
+    if not isinstance(value, str) or (choices and value not in choices):
+        expected = f"one of {', '.join(map(repr, choices))}" if choices else "a string"
+        raise ctx.unsupported(f"config {key!r} should be {expected}, found {value!r}")
+    return value
+
+
+def cfg_ints(ctx: Ctx, key: str, n: int, default: Any = None) -> tuple[int, ...]:
+    """An int or a list of ints, broadcast to ``n`` entries (kernel_size, strides, dilation_rate…)."""
+    value = ctx.config.get(key, default)
+    items = list(value) if isinstance(value, (list, tuple)) else [value] * n
+    if len(items) != n or any(isinstance(v, bool) or not isinstance(v, int) for v in items):
+        raise ctx.unsupported(f"config {key!r} should be {n} integer(s), found {value!r}")
+    return tuple(items)
+
+
+def channels_last(ctx: Ctx) -> None:
+    """Refuse Keras ``data_format="channels_first"``: tf2torch converts channels-last models."""
+    fmt = ctx.config.get("data_format") or "channels_last"
+    if fmt != "channels_last":
+        raise ctx.unsupported(f"data_format {fmt!r} is not supported", "save the model with channels_last")
+
+
+def bind(ctx: Ctx, names: list[str]) -> dict[str, Variable]:
+    """The layer's saved weights by Keras name, in Keras order.
+
+    Keras 2 files name weights (``conv1/kernel:0``): bind by name. Keras 3 ``.keras`` files number them
+    (``vars/0``): bind by position, which is the order the layer created them in (``names``).
+    """
+    weights = ctx.layer.weights
+    if len(weights) != len(names):
+        found = ", ".join(w.tf_name or w.name for w in weights) or "none"
+        raise ctx.unsupported(f"expected {len(names)} weights ({', '.join(names)}), found {len(weights)} ({found})",
+                              "the file does not match its own config; re-save the model")
+    by_leaf = {(w.tf_name or w.name).split(":")[0].rsplit("/", 1)[-1]: w for w in weights}
+    if set(by_leaf) == set(names):
+        return {n: by_leaf[n] for n in names}
+    return dict(zip(names, weights, strict=True))
+
+
+def param(suffix: str, name: str, var: Variable, kind: str | Layout = "identity") -> Param:
+    layout = kind if isinstance(kind, Layout) else layouts.get(kind)
+    return Param(suffix=suffix, name=name, layout=layout, var=var)
+
+
+def torch_axis(axis: int, info: TensorInfo) -> int:
+    """The torch dim of Keras axis ``axis`` (which counts the batch axis) for a tensor in ``info.layout``."""
+    rank = info.rank
+    a = axis % rank
+    if info.layout != "cf" or rank < 3:
+        return a
+    if a == rank - 1:
+        return 1
+    return a if a == 0 else a + 1
+
+
+def spatial(info: TensorInfo) -> tuple[int | None, ...]:
+    return tuple(info.shape[:-1])
+
+
+def apply_module(module: Module, suffix: str = "") -> Op:
+    return Op("{m}({x})", module, suffix)
+
+
+def _name_of(activation: Any) -> str | None:
+    """Keras 2 writes activations as "relu"; Keras 3 may write {"class_name": "function", "config": "relu"}."""
+    if activation is None or isinstance(activation, str):
+        return activation
+    if isinstance(activation, dict):
+        inner = activation.get("config")
+        if isinstance(inner, str):
+            return inner
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+            return inner["name"]
+    return "<unrecognised>"
+
+
+def activation_ops(ctx: Ctx, activation: Any, info: TensorInfo, suffix: str = "act") -> tuple[Op, ...]:
+    """The ops for a Keras activation (a layer's ``activation=`` or an ``Activation`` layer)."""
+    name = _name_of(activation)
+    if name in (None, "linear"):
+        return ()
+    simple = {
+        "relu": "nn.ReLU", "relu6": "nn.ReLU6", "sigmoid": "nn.Sigmoid", "tanh": "nn.Tanh",
+        "swish": "nn.SiLU", "silu": "nn.SiLU", "elu": "nn.ELU", "selu": "nn.SELU", "softplus": "nn.Softplus",
+        "softsign": "nn.Softsign", "mish": "nn.Mish", "hard_swish": "nn.Hardswish",
+    }
+    if name in simple:
+        return (apply_module(Module(simple[name]), suffix),)
+    if name == "gelu":  # keras.activations.gelu defaults to the exact (erf) form
+        return (apply_module(Module("nn.GELU"), suffix),)
+    if name == "hard_sigmoid":
+        if ctx.keras_version == 2:  # Keras 2: clip(0.2 x + 0.5, 0, 1); Keras 3: relu6(x + 3) / 6
+            return (Op("torch.clamp(0.2 * {x} + 0.5, 0.0, 1.0)"),)
+        return (apply_module(Module("nn.Hardsigmoid"), suffix),)
+    if name == "leaky_relu":  # keras.activations.leaky_relu default negative_slope=0.2
+        return (apply_module(Module("nn.LeakyReLU", (0.2,)), suffix),)
+    if name in ("softmax", "log_softmax"):
+        cls = "nn.Softmax" if name == "softmax" else "nn.LogSoftmax"
+        return (apply_module(Module(cls, kwargs=(("dim", torch_axis(-1, info)),)), suffix),)
+    if name == "exponential":
+        return (Op("torch.exp({x})"),)
+    raise ctx.unsupported(f"activation {activation!r} is not supported")

@@ -1,0 +1,226 @@
+"""Walk a Keras graph, call one converter per layer call, and build the generated classes.
+
+Layers are visited in saved order and each call runs as soon as its inputs exist (shared layers and
+nested models can be called later than they are listed, as in Keras's own deserialisation). Module
+attributes and local variable names come from per-class namespaces; weights become state_dict keys
+named after those attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..codegen.emit import ClassDef, module_source
+from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, class_name
+from ..errors import UnsupportedError
+from ..spec import GraphSpec, LayerSpec, TensorRef
+from . import layouts_rt
+from .base import Ctx, Param, TensorInfo
+from .registry import lookup
+
+NESTED_MODEL_CLASSES = {"Functional", "Sequential", "Model"}
+_SPLIT_AT = 88  # characters: longer op chains are split into one assignment per op
+
+
+@dataclass(frozen=True)
+class Value:
+    expr: str  # local variable holding the tensor
+    info: TensorInfo
+
+
+@dataclass
+class Options:
+    channels_last: bool = False  # interface in Keras layout instead of channels-first
+    input_shapes: dict[str, tuple[int | None, ...]] = field(default_factory=dict)  # Keras shapes, no batch
+    keras_version: int = 3
+
+
+@dataclass
+class Generated:
+    classes: list[ClassDef] = field(default_factory=list)  # nested classes first, the model last
+    params: list[tuple[str, Param]] = field(default_factory=list)  # (state_dict key, param)
+    taps: dict[str, str] = field(default_factory=dict)  # Keras layer name -> module path (verify hooks)
+    notes: list[str] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+    inputs: list[tuple[str, TensorInfo]] = field(default_factory=list)
+    outputs: list[TensorInfo] = field(default_factory=list)
+
+
+@dataclass
+class _LayerState:
+    attrs: dict[str, str] = field(default_factory=dict)  # op suffix -> attribute
+    ctors: dict[str, str] = field(default_factory=dict)  # op suffix -> constructor source
+    nested: tuple[str, list[TensorInfo], list[TensorInfo]] | None = None  # (attr, input infos, outputs)
+
+
+def input_shape(layer: LayerSpec) -> tuple[int | None, ...]:
+    """Keras 2 writes ``batch_input_shape``, Keras 3 ``batch_shape``; both include the batch axis."""
+    shape = layer.config.get("batch_shape") or layer.config.get("batch_input_shape")
+    if not isinstance(shape, (list, tuple)) or len(shape) < 2 or not all(
+            s is None or (isinstance(s, int) and not isinstance(s, bool) and s >= 0) for s in shape):
+        raise UnsupportedError(f"input layer {layer.name!r}: expected a batch shape like [null, 224, 224, 3], "
+                               f"found {shape!r}; pass --input-shape")
+    return tuple(shape[1:])
+
+
+class GraphConverter:
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.class_names = Namespace()
+        self.out = Generated()
+
+    def convert(self, graph: GraphSpec) -> Generated:
+        wants = self._first_consumer_wants(graph)
+        infos = []
+        for ref in graph.inputs:
+            shape = self.options.input_shapes.get(ref.layer) or input_shape(graph.layer(ref.layer))
+            info = TensorInfo(shape, "keras")
+            if not self.options.channels_last and (info.rank >= 4 or wants.get(ref.layer) == "cf"):
+                info = TensorInfo(shape, "cf")
+            infos.append(layouts_rt.normalise(info))
+        outputs = self._graph_class(graph, "", infos, top=True)
+        self.out.outputs = outputs
+        return self.out
+
+    def _first_consumer_wants(self, graph: GraphSpec) -> dict[str, str]:
+        wants: dict[str, str] = {}
+        for layer in graph.layers:
+            for call in layer.calls:
+                for ref in call.inputs:
+                    if ref.layer not in wants and layer.graph is None and layer.class_name not in NESTED_MODEL_CLASSES:
+                        try:
+                            wants[ref.layer] = lookup(layer).wants
+                        except UnsupportedError:
+                            pass
+        return wants
+
+    # -- one class per (nested) graph ---------------------------------------------------------------
+
+    def _graph_class(self, graph: GraphSpec, prefix: str, infos: list[TensorInfo], top: bool) -> list[TensorInfo]:
+        attrs, local = Namespace(MODULE_ATTRIBUTES), Namespace()
+        cls = ClassDef(name=self.class_names.create(class_name(graph.name), "Model"),
+                       doc=f"Keras model {graph.name!r}, converted by tf2torch.")
+        values: dict[tuple[str, int, int], Value] = {}
+        for ref, info in zip(graph.inputs, infos, strict=True):
+            name = local.create(ref.layer, "input")
+            cls.inputs.append(name)
+            values[(ref.layer, ref.node, ref.index)] = Value(name, info)
+            if top:
+                self.out.inputs.append((name, info))
+        pending = [(layer, i) for layer in graph.layers for i in range(len(layer.calls))
+                   if layer.class_name != "InputLayer"]
+        states: dict[str, _LayerState] = {}
+        while pending:
+            ready = [(layer, i) for layer, i in pending
+                     if all(_key(r) in values for r in layer.calls[i].inputs)]
+            if not ready:
+                names = ", ".join(sorted({layer.name for layer, _ in pending})[:5])
+                raise UnsupportedError(f"model {graph.name!r}: layers {names} are never reached from the inputs "
+                                       "(disconnected graph or missing input)")
+            layer, i = ready[0]
+            pending.remove((layer, i))
+            state = states.setdefault(layer.name, _LayerState())
+            args = [values[_key(r)] for r in layer.calls[i].inputs]
+            results = self._call(cls, attrs, local, layer, i, args, state, prefix)
+            for j, value in enumerate(results):
+                values[(layer.name, i, j)] = value
+        out_infos = []
+        for ref in graph.outputs:
+            value = values.get(_key(ref))
+            if value is None:
+                raise UnsupportedError(f"model {graph.name!r}: output {ref.layer!r} is never computed")
+            expr, info = value.expr, value.info
+            if top:
+                expr, info = self._interface(expr, info)
+            cls.returns.append(expr)
+            out_infos.append(info)
+        self.out.classes.append(cls)
+        return out_infos
+
+    def _interface(self, expr: str, info: TensorInfo) -> tuple[str, TensorInfo]:
+        """Model outputs: Keras layout with --channels-last; else channels-first for images (rank >= 4)."""
+        if info.layout == "cf_flat" or self.options.channels_last or (info.rank == 3 and info.layout == "keras"):
+            return layouts_rt.convert(expr, info, "keras")
+        return layouts_rt.convert(expr, info, "cf")
+
+    # -- one layer call -------------------------------------------------------------------------
+
+    def _call(self, cls: ClassDef, attrs: Namespace, local: Namespace, layer: LayerSpec, index: int,
+              args: list[Value], state: _LayerState, prefix: str) -> list[Value]:
+        if layer.graph is not None:
+            return self._nested(cls, attrs, local, layer, args, state, prefix)
+        reg = lookup(layer)
+        exprs, infos = self._arrange(args, reg.wants, reg.accepts_flat)
+        ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version)
+        conv = reg.fn(ctx)
+        first_call = not state.attrs and not state.ctors
+        x, last_module = exprs[0] if exprs else "", ""
+        for n, op in enumerate(conv.ops):
+            m = ""
+            if op.module is not None:
+                ctor = module_source(op.module)
+                if op.suffix not in state.attrs:
+                    base = layer.name if not op.suffix else f"{layer.name}_{op.suffix}"
+                    state.attrs[op.suffix] = attrs.create(base, "layer")
+                    state.ctors[op.suffix] = ctor
+                    cls.modules.append((state.attrs[op.suffix], ctor))
+                    cls.comments.setdefault(state.attrs[op.suffix], f"{layer.class_name} {layer.name}")
+                elif state.ctors[op.suffix] != ctor:
+                    raise UnsupportedError(f"shared layer {layer.name!r} is called with inputs that need different "
+                                           f"modules ({state.ctors[op.suffix]} vs {ctor}); pass --input-shape")
+                m = f"self.{state.attrs[op.suffix]}"
+                last_module = m
+            x = op.expr.format(*exprs, m=m, x=x)
+            if len(x) > _SPLIT_AT and n < len(conv.ops) - 1:
+                tmp = local.create(layer.name, "t")
+                cls.lines.append(f"{tmp} = {x}")
+                x = tmp
+        names = [local.create(layer.name if len(conv.outputs) == 1 else f"{layer.name}_{j}", "t")
+                 for j in range(len(conv.outputs))]
+        cls.lines.append(f"{', '.join(names)} = {x}")
+        if first_call:
+            for p in conv.params:
+                self.out.params.append((f"{prefix}{state.attrs[p.suffix]}.{p.name}", p))
+            self.out.notes += [f"{layer.name}: {n}" for n in conv.notes]
+            self.out.helpers += [h for h in conv.helpers if h not in self.out.helpers]
+            if last_module and conv.ops[-1].module is not None:
+                self.out.taps.setdefault(layer.name, prefix + last_module.removeprefix("self."))
+        return [Value(n, layouts_rt.normalise(i)) for n, i in zip(names, conv.outputs, strict=True)]
+
+    def _arrange(self, args: list[Value], wants: str, accepts_flat: bool) -> tuple[list[str], list[TensorInfo]]:
+        exprs, infos = [], []
+        target = wants
+        if wants == "same" and args:
+            target = "keras" if args[0].info.layout == "cf_flat" else args[0].info.layout
+        for value in args:
+            if target == "any" or (accepts_flat and value.info.layout == "cf_flat"):
+                exprs.append(value.expr)
+                infos.append(value.info)
+                continue
+            expr, info = layouts_rt.convert(value.expr, value.info, target)
+            exprs.append(expr if expr == value.expr else f"({expr})")
+            infos.append(info)
+        return exprs, infos
+
+    def _nested(self, cls: ClassDef, attrs: Namespace, local: Namespace, layer: LayerSpec, args: list[Value],
+                state: _LayerState, prefix: str) -> list[Value]:
+        if state.nested is None and layer.graph is not None:
+            attr = attrs.create(layer.name, "block")
+            infos = [a.info for a in args]
+            outs = self._graph_class(layer.graph, f"{prefix}{attr}.", infos, top=False)
+            cls.modules.append((attr, f"{self.out.classes[-1].name}()"))  # the class just generated
+            state.nested = (attr, infos, outs)
+            self.out.taps.setdefault(layer.name, prefix + attr)
+        assert state.nested is not None  # set just above on the first call
+        attr, infos, outs = state.nested
+        exprs = []
+        for value, want in zip(args, infos, strict=True):
+            expr, _ = layouts_rt.convert(value.expr, value.info, want.layout if want.layout != "cf_flat" else "keras")
+            exprs.append(expr)
+        names = [local.create(layer.name if len(outs) == 1 else f"{layer.name}_{j}", "t") for j in range(len(outs))]
+        cls.lines.append(f"{', '.join(names)} = self.{attr}({', '.join(exprs)})")
+        return [Value(n, i) for n, i in zip(names, outs, strict=True)]
+
+
+def _key(ref: TensorRef) -> tuple[str, int, int]:
+    return (ref.layer, ref.node, ref.index)

@@ -1,0 +1,98 @@
+"""Normalisation layers: BatchNormalization (epsilon and momentum carried over), LayerNormalization,
+and the preprocessing layers Normalization and Rescaling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..map import layouts
+from .base import Converted, Ctx, Module, Op, Param
+from .common import apply_module, bind, cfg_bool, cfg_float, param, torch_axis
+from .registry import converter
+
+
+def _axes(ctx: Ctx) -> list[int]:
+    axis = ctx.config.get("axis", -1)
+    axes = axis if isinstance(axis, list) else [axis]
+    if not axes or any(isinstance(a, bool) or not isinstance(a, int) for a in axes):
+        raise ctx.unsupported(f"config 'axis' should be an int or a list of ints, found {axis!r}")
+    return [a % ctx.x.rank for a in axes]
+
+
+def _ones(n: int) -> np.ndarray:
+    return np.ones(n, dtype=np.float32)
+
+
+@converter("BatchNormalization", wants="cf")
+def batch_norm(ctx: Ctx) -> Converted:
+    if _axes(ctx) != [ctx.x.rank - 1]:
+        raise ctx.unsupported(f"BatchNormalization over axis {ctx.config.get('axis')!r}; only the channel axis is supported")
+    scale, center = cfg_bool(ctx, "scale", True), cfg_bool(ctx, "center", True)
+    names = (["gamma"] if scale else []) + (["beta"] if center else []) + ["moving_mean", "moving_variance"]
+    w = bind(ctx, names)
+    channels = ctx.x.shape[-1]
+    eps = cfg_float(ctx, "epsilon", 1e-3)
+    momentum = cfg_float(ctx, "momentum", 0.99)
+    dims = {2: 1, 3: 1, 4: 2, 5: 3}.get(ctx.x.rank)
+    if dims is None:
+        raise ctx.unsupported(f"BatchNormalization of a rank-{ctx.x.rank} tensor")
+    # Keras: moving = m * moving + (1 - m) * batch; torch: moving = (1 - m') * moving + m' * batch.
+    module = Module(f"nn.BatchNorm{dims}d", (channels,), (("eps", eps), ("momentum", round(1 - momentum, 10))))
+    params = [
+        param("", "weight", w["gamma"]) if scale else Param("", "weight", layouts.IDENTITY, const=_ones(channels)),
+        param("", "bias", w["beta"]) if center else Param("", "bias", layouts.IDENTITY, const=0 * _ones(channels)),
+        param("", "running_mean", w["moving_mean"]),
+        param("", "running_var", w["moving_variance"]),
+        Param("", "num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64)),
+    ]
+    notes = [f"epsilon {eps:g} carried over (PyTorch's default is 1e-5)"]
+    return Converted((apply_module(module),), (ctx.x,), tuple(params), notes=tuple(notes))
+
+
+@converter("LayerNormalization", wants="keras")
+def layer_norm(ctx: Ctx) -> Converted:
+    axes = _axes(ctx)
+    rank = ctx.x.rank
+    if axes != list(range(rank - len(axes), rank)):
+        raise ctx.unsupported(f"LayerNormalization over axes {axes}; only trailing axes are supported")
+    if ctx.config.get("rms_scaling"):
+        raise ctx.unsupported("rms_scaling=True is not supported")
+    scale, center = cfg_bool(ctx, "scale", True), cfg_bool(ctx, "center", True)
+    w = bind(ctx, (["gamma"] if scale else []) + (["beta"] if center else []))
+    shape = tuple(ctx.x.shape[a - 1] for a in axes)
+    eps = cfg_float(ctx, "epsilon", 1e-3)
+    kwargs = [("eps", eps), ("elementwise_affine", scale or center)]
+    if scale != center:
+        kwargs.append(("bias", center))
+        if not scale:
+            raise ctx.unsupported("LayerNormalization with center=True, scale=False")
+    module = Module("nn.LayerNorm", (shape,), tuple(kwargs))
+    params = ([param("", "weight", w["gamma"])] if scale else []) + ([param("", "bias", w["beta"])] if center else [])
+    return Converted((apply_module(module),), (ctx.x,), tuple(params),
+                     notes=(f"epsilon {eps:g} carried over (PyTorch's default is 1e-5)",))
+
+
+@converter("Rescaling", wants="any")
+def rescaling(ctx: Ctx) -> Converted:
+    scale, offset = ctx.config.get("scale", 1.0), ctx.config.get("offset", 0.0)
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (scale, offset)):
+        raise ctx.unsupported(f"per-channel scale/offset ({scale!r}, {offset!r}); only scalars are supported")
+    return Converted((Op(f"{{x}} * {float(scale)!r} + {float(offset)!r}"),), (ctx.x,))
+
+
+@converter("Normalization", wants="any")
+def normalization(ctx: Ctx) -> Converted:
+    """(x - mean) / max(sqrt(variance), 1e-7), with Keras's stored statistics as buffers."""
+    if _axes(ctx) != [ctx.x.rank - 1]:
+        raise ctx.unsupported("Normalization over an axis other than the last")
+    if ctx.config.get("invert"):
+        raise ctx.unsupported("Normalization(invert=True)")
+    if ctx.config.get("mean") is not None:
+        raise ctx.unsupported("Normalization with mean/variance in the config", "adapt() the layer and re-save")
+    w = bind(ctx, ["mean", "variance", "count"])
+    channels = ctx.x.shape[-1]
+    dim = torch_axis(-1, ctx.x)
+    flat = layouts.get("flatten_to_1d")
+    module = Module("KerasNormalization", (channels, dim))
+    params = (param("", "mean", w["mean"], flat), param("", "variance", w["variance"], flat))
+    return Converted((apply_module(module),), (ctx.x,), params, helpers=("KerasNormalization",))

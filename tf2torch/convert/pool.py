@@ -1,0 +1,60 @@
+"""Pooling: Max/AveragePooling 1D/2D/3D (exact TF 'SAME') and the global pools."""
+
+from __future__ import annotations
+
+from .base import Converted, Ctx, Module, Op, TensorInfo
+from .common import apply_module, cfg_bool, cfg_ints, cfg_str, channels_last, spatial
+from .padding import avg_pool_ops, conv_out_size, window_plan
+from .registry import converter
+
+
+def _ndim(ctx: Ctx) -> int:
+    return int(ctx.layer.class_name[-2])  # "MaxPooling2D" -> 2
+
+
+def _window(ctx: Ctx, n: int) -> tuple[tuple[int, ...], tuple[int, ...], str]:
+    channels_last(ctx)
+    kernel = cfg_ints(ctx, "pool_size", n)
+    strides = ctx.config.get("strides")
+    strides_t = kernel if strides is None else cfg_ints(ctx, "strides", n)  # Keras: strides=None means pool_size
+    return kernel, strides_t, cfg_str(ctx, "padding", "valid", ("valid", "same"))
+
+
+def _out(ctx: Ctx, kernel, strides, mode) -> TensorInfo:
+    sizes = tuple(conv_out_size(s, k, st, 1, mode) for s, k, st in zip(spatial(ctx.x), kernel, strides))
+    return TensorInfo((*sizes, ctx.x.shape[-1]), "cf")
+
+
+@converter("MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D", "MaxPool2D", "MaxPool3D", wants="cf")
+def max_pool(ctx: Ctx) -> Converted:
+    n = _ndim(ctx)
+    kernel, strides, mode = _window(ctx, n)
+    plan = window_plan(ctx, kernel, strides, (1,) * n, mode, "max")
+    module = Module(f"nn.MaxPool{n}d", (kernel, strides), (("padding", plan.padding),) if any(plan.padding) else ())
+    return Converted((*plan.ops, apply_module(module)), (_out(ctx, kernel, strides, mode),),
+                     notes=plan.notes, helpers=plan.helpers)
+
+
+@converter("AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
+           wants="cf")
+def avg_pool(ctx: Ctx) -> Converted:
+    n = _ndim(ctx)
+    kernel, strides, mode = _window(ctx, n)
+    op, notes, helpers = avg_pool_ops(ctx, kernel, strides, mode)
+    return Converted((op,), (_out(ctx, kernel, strides, mode),), notes=notes, helpers=helpers)
+
+
+@converter("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+           "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
+           "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalAvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D",
+           "GlobalMaxPool3D", wants="cf")
+def global_pool(ctx: Ctx) -> Converted:
+    channels_last(ctx)
+    n = len(ctx.x.shape) - 1
+    keepdims = cfg_bool(ctx, "keepdims", False)
+    dims = tuple(range(2, 2 + n))
+    reduce = "mean" if "Average" in ctx.layer.class_name or "Avg" in ctx.layer.class_name else "amax"
+    expr = f"{{x}}.{reduce}(dim={dims!r}, keepdim={keepdims!r})"
+    channels = ctx.x.shape[-1]
+    out = TensorInfo(((1,) * n + (channels,)) if keepdims else (channels,), "cf" if keepdims else "keras")
+    return Converted((Op(expr),), (out,))

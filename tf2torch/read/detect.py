@@ -1,0 +1,96 @@
+"""Which reader a path needs: a checkpoint prefix, a SavedModel directory, a Keras file.
+
+Detection looks at names first and confirms with magic bytes, so a text file named ``.h5`` gets a clear
+message instead of an HDF5 library error.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+from ..errors import FormatError
+
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+ZIP_MAGIC = b"PK\x03\x04"
+_CKPT_SUFFIXES = (".index", ".meta")
+
+
+class Kind(enum.StrEnum):
+    CHECKPOINT = "checkpoint"  # a tensor-bundle prefix (TF1 Saver or TF2 tf.train.Checkpoint)
+    SAVED_MODEL = "savedmodel"
+    KERAS_H5 = "keras-h5"
+    KERAS_ZIP = "keras-zip"
+
+
+def _magic(path: Path, n: int = 8) -> bytes:
+    try:
+        with path.open("rb") as f:
+            return f.read(n)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _prefix_of(path: Path) -> Path | None:
+    """The checkpoint prefix a path names: ``x.index``, ``x.meta``, ``x.data-00000-of-00001`` or ``x``."""
+    name = path.name
+    if path.suffix in _CKPT_SUFFIXES:
+        return path.with_suffix("")
+    if ".data-" in name:
+        return path.with_name(name[: name.index(".data-")])
+    if path.with_name(name + ".index").is_file():
+        return path
+    return None
+
+
+def _checkpoint_in_dir(path: Path) -> Path | None:
+    state = path / "checkpoint"
+    if state.is_file():  # tf.train.Saver / CheckpointManager state: model_checkpoint_path: "…"
+        for line in state.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model_checkpoint_path:"):
+                name = line.split(":", 1)[1].strip().strip('"')
+                prefix = Path(name) if Path(name).is_absolute() else path / name
+                if prefix.with_name(prefix.name + ".index").is_file():
+                    return prefix
+                # the state file often holds the absolute path of the machine that wrote it
+                local = path / Path(name).name
+                if local.with_name(local.name + ".index").is_file():
+                    return local
+    indexes = sorted(path.glob("*.index"))
+    if len(indexes) == 1:
+        return indexes[0].with_suffix("")
+    if len(indexes) > 1:
+        names = ", ".join(i.name for i in indexes[:4])
+        raise FormatError(f"{path}: holds several checkpoints ({names}); pass one prefix, e.g. {indexes[-1].with_suffix('')}")
+    return None
+
+
+def detect(path: Path) -> tuple[Kind, Path]:
+    """The reader kind and the path to hand it (a checkpoint *prefix* for checkpoints)."""
+    if path.is_dir():
+        if (path / "saved_model.pb").is_file() or (path / "variables" / "variables.index").is_file():
+            return Kind.SAVED_MODEL, path
+        prefix = _checkpoint_in_dir(path)
+        if prefix is not None:
+            return Kind.CHECKPOINT, prefix
+        if not any(path.iterdir()):
+            raise FormatError(f"{path}: the directory is empty; expected a SavedModel or a TF checkpoint")
+        raise FormatError(f"{path}: no SavedModel (saved_model.pb) and no checkpoint (*.index) in this directory")
+    if path.is_file() and path.suffix in (".h5", ".hdf5", ".keras"):
+        magic = _magic(path)
+        if magic.startswith(HDF5_MAGIC):
+            return Kind.KERAS_H5, path
+        if magic.startswith(ZIP_MAGIC):
+            return Kind.KERAS_ZIP, path
+        expected = "a zip archive (Keras 3 .keras)" if path.suffix == ".keras" else "an HDF5 file"
+        raise FormatError(f"{path}: expected {expected}, found {'an empty file' if not magic else 'other bytes'} "
+                          f"(first bytes {magic[:8]!r}); is it the right file, fully downloaded?")
+    prefix = _prefix_of(path)
+    if prefix is not None and prefix.with_name(prefix.name + ".index").is_file():
+        return Kind.CHECKPOINT, prefix
+    if prefix is not None and path.suffix == ".index":
+        raise FormatError(f"{path}: no such index file")
+    if not path.exists():
+        raise FormatError(f"{path}: no such file, directory or checkpoint prefix ({path}.index not found)")
+    raise FormatError(f"{path}: not a format tf2torch reads; expected a checkpoint prefix, a SavedModel directory, "
+                      "a Keras .h5 / .keras file")

@@ -1,0 +1,67 @@
+"""Apply padding / epsilon rewrites to a user's model without changing its state_dict keys.
+
+This file's code below the marker is copied verbatim into patched ``model.py`` files (they run without
+tf2torch), and it is the same code tf2torch runs in-process, so what is tested is what ships.
+
+A conv or max pool that needs an explicit pad keeps its class and parameters; its class is swapped
+for a subclass that pads first (``TFPadBefore``), and the pad module (no parameters, no buffers) is a
+child named ``tf_pad``. An average pool is replaced by ``SameAvgPool`` (pools have no state).
+"""
+
+from __future__ import annotations
+
+import torch  # noqa: F401  (the inlined helpers use it)
+from torch import nn
+
+from .modules import SameAvgPool, SamePad
+
+# --- inlined into patched model files from here on ----------------------------------------------
+
+
+class TFPadBefore:
+    """Mixin: pad the input with ``self.tf_pad`` (TF 'SAME', asymmetric) before the original forward."""
+
+    def forward(self, x):
+        return super().forward(self.tf_pad(x))
+
+
+_PADDED_CLASSES = {}
+_CONSTANT_PADS = {1: nn.ConstantPad1d, 2: nn.ConstantPad2d, 3: nn.ConstantPad3d}
+
+
+def _pad_before(module, pad):
+    cls = type(module)
+    if cls not in _PADDED_CLASSES:
+        _PADDED_CLASSES[cls] = type(f"TFSame{cls.__name__}", (TFPadBefore, cls), {})
+    module.__class__ = _PADDED_CLASSES[cls]
+    module.padding = (0,) * len(module.kernel_size) if isinstance(module.kernel_size, tuple) else 0
+    module.tf_pad = pad
+
+
+def apply_rewrites(model, rewrites):
+    """Apply ``(kind, module_path, args)`` rewrites in place; returns the model.
+
+    kinds: "padding" (args: the op's new symmetric padding), "pad" (args: F.pad amounts, pad value),
+    "dynamic" (args: kernel, stride, dilation, pad value), "avgpool" (args: kernel, stride, pad or None),
+    "eps" (args: the BatchNorm epsilon).
+    """
+    for kind, path, args in rewrites:
+        module = model.get_submodule(path)
+        if kind == "padding":
+            module.padding = tuple(args) if isinstance(module.padding, tuple) else args[0]
+        elif kind == "pad":
+            amounts, value = args
+            _pad_before(module, _CONSTANT_PADS[len(amounts) // 2](tuple(amounts), value))
+        elif kind == "dynamic":
+            kernel, stride, dilation, value = args
+            _pad_before(module, SamePad(kernel, stride, dilation, value=value))
+        elif kind == "avgpool":
+            kernel, stride, pad = args
+            parent_path, _, name = path.rpartition(".")
+            parent = model.get_submodule(parent_path) if parent_path else model
+            setattr(parent, name, SameAvgPool(kernel, stride, pad=pad))
+        elif kind == "eps":
+            module.eps = float(args)
+        else:
+            raise ValueError(f"unknown rewrite kind {kind!r}")
+    return model

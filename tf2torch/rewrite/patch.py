@@ -1,0 +1,245 @@
+"""Patch a user's PyTorch model so it computes what TensorFlow computed: 'SAME' padding and BN epsilon.
+
+Where SAME comes from, in order: the rules file's [padding] overrides, the TF1 graph (``.meta``: the
+padding of the conv/pool op that reads the module's kernel variable), and ``--tf-padding same`` (every
+conv/pool whose padding is the symmetric guess (k-1)·d // 2 is a port of TF SAME). Input sizes come from
+running the model once with ``--input-shape`` (dynamic padding is used when it is not given).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..map.account import Report
+from ..map.match import TargetParam
+from ..map.plan import onto_model
+from ..map.rules import Rules
+from ..map.target import build_user_model, parse_model_ref, target_params
+from . import apply as apply_module
+from .apply import apply_rewrites
+from .same import tf_same_conv_padding, torch_pad_order
+
+TF_DEFAULT_BN_EPSILON = 1e-3  # tf.keras / tf.compat.v1.layers / tf.contrib batch_norm default
+_WINDOW_KINDS = ("Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
+                 "AvgPool3d")
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    kind: str
+    path: str
+    args: Any
+    why: str
+
+
+def _tuple(value: Any, n: int) -> tuple[int, ...]:
+    return tuple(value) if isinstance(value, tuple) else (value,) * n
+
+
+def _kind(module: Any) -> str:
+    for cls in type(module).__mro__:
+        if cls.__module__.startswith("torch.nn.modules") and cls.__name__ in _WINDOW_KINDS:
+            return cls.__name__
+    return ""
+
+
+def _same_modules(model: Any, spec_ops, key_of_var: dict[str, str], tf_padding: str | None,
+                  overrides: dict[str, str]) -> dict[str, str]:
+    """module path -> why it is a port of TF SAME."""
+    found: dict[str, str] = {}
+    for op in spec_ops:
+        if op.padding == "SAME":
+            keys = [key_of_var[v] for v in op.variables if v in key_of_var]
+            if keys:  # the module whose weight is the op's kernel variable
+                found[keys[0].rpartition(".")[0]] = f"TF graph: {op.op} {op.name!r} padding SAME"
+    for path, module in model.named_modules():
+        kind = _kind(module)
+        if not kind or path in found or isinstance(module.padding, str):
+            continue
+        n = int(kind[-2])
+        k, d = _tuple(module.kernel_size, n), _tuple(getattr(module, "dilation", 1), n)
+        guess = tuple((ki - 1) * di // 2 for ki, di in zip(k, d))
+        if tf_padding == "same" and _tuple(module.padding, n) == guess and any(guess):
+            found[path] = "--tf-padding same: padding is the symmetric 'same' guess"
+    for path, value in overrides.items():
+        if value == "same":
+            found[path] = "rules file [padding]"
+        else:
+            found.pop(path, None)
+    return found
+
+
+def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    """Run the (dynamically rewritten) model once and record each module's input spatial size."""
+    import torch
+
+    sizes: dict[str, tuple[int, ...]] = {}
+    handles = []
+    for path in paths:
+        module = model.get_submodule(path)
+        n = len(_tuple(module.kernel_size, 1)) if isinstance(module.kernel_size, tuple) else int(_kind(module)[-2])
+        handles.append(module.register_forward_pre_hook(
+            lambda m, args, p=path, n=n: sizes.setdefault(p, tuple(args[0].shape[-n:]))))
+    try:
+        with torch.no_grad():
+            model(torch.zeros(input_shape))
+    except Exception as exc:
+        raise UsageError(f"--input-shape {list(input_shape)}: running the model on it failed "
+                         f"({type(exc).__name__}: {exc})") from None
+    finally:
+        for h in handles:
+            h.remove()
+    return sizes
+
+
+def plan_rewrites(model: Any, spec_ops, key_of_var: dict[str, str], tf_padding: str | None,
+                  input_shape: tuple[int, ...] | None, overrides: dict[str, str],
+                  bn_eps: dict[str, float]) -> list[Rewrite]:
+    same = _same_modules(model, spec_ops, key_of_var, tf_padding, overrides)
+    dynamic = []
+    for path in sorted(same):
+        module = model.get_submodule(path)
+        kind = _kind(module)
+        if not kind:
+            raise UsageError(f"{path}: marked TF 'SAME' but it is not a conv or pool module")
+        n = int(kind[-2])
+        k, s = _tuple(module.kernel_size, n), _tuple(module.stride, n)
+        d = _tuple(getattr(module, "dilation", 1), n)
+        if kind.startswith("AvgPool"):
+            dynamic.append(Rewrite("avgpool", path, (k, s, None), same[path]))
+        else:
+            value = float("-inf") if kind.startswith("MaxPool") else 0.0
+            dynamic.append(Rewrite("dynamic", path, (k, s, d, value), same[path]))
+    rewrites = dynamic
+    if input_shape is not None and dynamic:
+        probe = build_copy(model)
+        apply_rewrites(probe, [(r.kind, r.path, r.args) for r in dynamic])
+        sizes = _input_sizes(probe, [r.path for r in dynamic], input_shape)
+        rewrites = [_static(r, sizes.get(r.path)) for r in dynamic]
+    for path, eps in sorted(bn_eps.items()):
+        rewrites.append(Rewrite("eps", path, eps, f"BatchNorm epsilon {eps:g} (PyTorch default 1e-5)"))
+    return rewrites
+
+
+def build_copy(model: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(model)
+
+
+def _static(r: Rewrite, size: tuple[int, ...] | None) -> Rewrite:
+    """Turn a dynamic rewrite into its static form for a known input size (or keep it dynamic)."""
+    if size is None:  # the module never ran for this input: keep run-time padding
+        return Rewrite(r.kind, r.path, r.args, r.why + "; not reached with --input-shape, padding at run time")
+    kernel, stride = r.args[0], r.args[1]
+    dilation = r.args[2] if r.kind == "dynamic" else (1,) * len(kernel)
+    plan = tf_same_conv_padding(size, kernel, stride, dilation)
+    where = f"input {'x'.join(map(str, size))}"
+    if r.kind == "avgpool":
+        pad = plan.pad if plan.pad is not None else torch_pad_order(tuple((p, p) for p in plan.padding))
+        return Rewrite("avgpool", r.path, (kernel, stride, pad), f"{r.why}; {where}: exact average pool, pad {pad}")
+    if plan.pad is None:
+        return Rewrite("padding", r.path, plan.padding, f"{r.why}; {where}: symmetric padding {plan.padding}")
+    return Rewrite("pad", r.path, (plan.pad, r.args[3]), f"{r.why}; {where}: asymmetric pad {plan.pad} (F.pad order)")
+
+
+def _bn_epsilons(model: Any, spec, key_of_var: dict[str, str]) -> dict[str, float]:
+    """TF's epsilon for every BatchNorm that received weights: from the graph, else TF's default."""
+    from_graph: dict[str, float] = {}
+    for op in spec.ops:
+        if op.epsilon is not None:
+            for var in op.variables:
+                key = key_of_var.get(var)
+                if key:
+                    from_graph[key.rpartition(".")[0]] = op.epsilon
+    mapped_modules = {k.rpartition(".")[0] for k in key_of_var.values()}
+    result = {}
+    for path, module in model.named_modules():
+        if any(c.__name__.startswith("_BatchNorm") or c.__name__.startswith("BatchNorm") for c in type(module).__mro__) \
+                and path in mapped_modules:
+            result[path] = from_graph.get(path, TF_DEFAULT_BN_EPSILON)
+    return result
+
+
+def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, input_shape, tf_padding,
+                       weights_name: str):
+    """Map the checkpoint onto the user's model and build the patched model.py."""
+    if tf_padding not in (None, "same", "none"):
+        raise UsageError(f"--tf-padding {tf_padding!r}: expected 'same' or 'none'")
+    ref = parse_model_ref(model_ref)
+    model = build_user_model(ref)
+    targets: list[TargetParam] = target_params(model)
+    plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype)
+    key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
+    eps = _bn_epsilons(model, spec, key_of_var)
+    rewrites = plan_rewrites(model, spec.ops, key_of_var, tf_padding, input_shape, rules.padding, eps)
+    _report_rewrites(report, rewrites, spec, input_shape)
+    missing = tuple(e.key for e in report.by_status("missing"))
+    source = render_patched(ref.path, ref.attr, rewrites, weights_name, missing)
+    return plans, report, source
+
+
+def _report_rewrites(report: Report, rewrites: list[Rewrite], spec, input_shape) -> None:
+    for r in rewrites:
+        report.rewrites.append({"module": r.path, "kind": r.kind, "args": _jsonable(r.args), "what": r.why})
+    if any(r.kind == "dynamic" or (r.kind == "avgpool" and r.args[2] is None) for r in rewrites):
+        report.notes.append("some SAME padding is computed at run time (no --input-shape given, or not reached)")
+    if not spec.ops and not any(r.kind != "eps" for r in rewrites):
+        report.notes.append("no TF graph (.meta) and no --tf-padding: no padding rewrites were made")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return str(value)
+    return value
+
+
+def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name: str, missing: tuple[str, ...]) -> str:
+    """The user's file, then the rewrites and build_model/load_model, runnable without tf2torch."""
+    from ..codegen.emit import literal
+    from ..codegen.model_file import footer
+    from . import modules
+
+    user = path.read_text(encoding="utf-8")
+    apply_src = inspect.getsource(apply_module)
+    apply_src = apply_src[apply_src.index("class TFPadBefore"):]
+    table = ",\n".join(f"    ({literal(r.kind)}, {literal(r.path)}, {literal(r.args)}),  # {literal(r.why)}"
+                       for r in rewrites)
+    tail = [
+        "",
+        "",
+        "# " + "-" * 96,
+        "# Added by tf2torch: TensorFlow 'SAME' padding and BatchNorm epsilon, so this model computes what",
+        "# the TensorFlow model computed. The state_dict keys are unchanged. Runs without tf2torch.",
+        "# " + "-" * 96,
+        f"_tf2torch_user_callable = {attr}  # taken before any name below can shadow it",
+        "",
+        "import json  # noqa: E402,F811",
+        "import struct  # noqa: E402,F811",
+        "from pathlib import Path  # noqa: E402,F811",
+        "",
+        "import torch  # noqa: E402,F811",
+        "import torch.nn.functional as F  # noqa: E402,F811",
+        "from torch import nn  # noqa: E402,F811",
+        "",
+        modules.inline_source("SamePad", "SameAvgPool"),
+        "",
+        "",
+        apply_src.rstrip(),
+        "",
+        "",
+        f"TF2TORCH_REWRITES = (\n{table}\n)" if rewrites else "TF2TORCH_REWRITES = ()",
+        "",
+        "",
+        "def _tf2torch_model():\n    return apply_rewrites(_tf2torch_user_callable(), TF2TORCH_REWRITES)",
+        "",
+        "",
+        footer("_tf2torch_model", weights_name, "The user's model with tf2torch's rewrites applied.", missing),
+    ]
+    return user.rstrip() + "\n" + "\n".join(tail) + "\n"

@@ -1,0 +1,106 @@
+"""What ``tf2torch inspect`` shows: variables (from the index only), layers, totals; and ``--check``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import FormatError
+from .spec import ModelSpec, Variable
+
+
+@dataclass
+class Summary:
+    source: str
+    format: str
+    variables: list[dict[str, Any]]
+    layers: list[dict[str, Any]]
+    totals: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    bad: list[dict[str, str]] = field(default_factory=list)  # --check: tensors that failed to read
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "format": self.format, "variables": self.variables, "layers": self.layers,
+                "totals": self.totals, "notes": self.notes, "bad": self.bad}
+
+
+def _layers(spec: ModelSpec) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    if spec.graph is not None:
+        def walk(graph, prefix: str) -> None:
+            for layer in graph.layers:
+                cfg = layer.config
+                row = {"name": prefix + layer.name, "class": layer.class_name}
+                for key in ("padding", "strides", "kernel_size", "pool_size", "dilation_rate", "activation"):
+                    if key in cfg and isinstance(cfg[key], (str, int, list)):
+                        row[key] = cfg[key]
+                rows.append(row)
+                if layer.graph is not None:
+                    walk(layer.graph, prefix + layer.name + "/")
+        walk(spec.graph, "")
+    for op in spec.ops:
+        row: dict[str, Any] = {"name": op.name, "class": op.op}
+        if op.padding:
+            row["padding"] = op.padding
+        if op.strides:
+            row["strides"] = list(op.strides)
+        if op.ksize:
+            row["ksize"] = list(op.ksize)
+        if op.epsilon is not None:
+            row["epsilon"] = op.epsilon
+        if op.variables:
+            row["variables"] = list(op.variables)
+        rows.append(row)
+    return rows
+
+
+def summarize(spec: ModelSpec) -> Summary:
+    """A listing that reads the index / config only: no tensor data is touched."""
+    variables = [{"name": v.name, "dtype": v.dtype.name, "shape": list(v.shape), "bytes": v.nbytes,
+                  "role": v.role.value, **({"note": v.note} if v.note else {})} for v in spec.variables]
+    roles = Counter(v.role.value for v in spec.variables)
+    totals = {"variables": len(spec.variables), "bytes": sum(v.nbytes for v in spec.variables),
+              "by_role": dict(sorted(roles.items())),
+              "weight_bytes": sum(v.nbytes for v in spec.variables if v.role.value == "weight")}
+    return Summary(str(spec.path), spec.format.value, variables, _layers(spec), totals, list(spec.notes))
+
+
+def check(spec: ModelSpec, summary: Summary, on_variable: Callable[[Variable], None] | None = None) -> Summary:
+    """Read every tensor (verifying CRC32C where the format has it); record each failure by name."""
+    for var in spec.variables:
+        if on_variable is not None:
+            on_variable(var)
+        try:
+            var.read()
+        except FormatError as exc:
+            summary.bad.append({"name": var.name, "error": str(exc)})
+    return summary
+
+
+def render(summary: Summary) -> str:
+    """A plain-text table: variables, then layers, then totals."""
+    lines = []
+    if summary.variables:
+        width = min(max(len(v["name"]) for v in summary.variables), 70)
+        lines.append(f"{'name':<{width}}  {'dtype':<8}  {'shape':<18}  {'bytes':>12}  role")
+        for v in summary.variables:
+            shape = "(" + ", ".join(map(str, v["shape"])) + ("," if len(v["shape"]) == 1 else "") + ")"
+            lines.append(f"{v['name']:<{width}}  {v['dtype']:<8}  {shape:<18}  {v['bytes']:>12,}  {v['role']}")
+    if summary.layers:
+        lines.append("")
+        lines.append("layers:")
+        for layer in summary.layers:
+            extra = ", ".join(f"{k}={v}" for k, v in layer.items() if k not in ("name", "class", "variables"))
+            lines.append(f"  {layer['name']}  {layer['class']}" + (f"  ({extra})" if extra else ""))
+    t = summary.totals
+    roles = ", ".join(f"{n} {r}" for r, n in t["by_role"].items())
+    lines.append("")
+    lines.append(f"{summary.source} ({summary.format}): {t['variables']} variables ({roles}), "
+                 f"{t['bytes']:,} bytes, {t['weight_bytes']:,} in weights")
+    for note in summary.notes:
+        lines.append(f"note: {note}")
+    for bad in summary.bad:
+        lines.append(f"BAD {bad['name']}: {bad['error']}")
+    return "\n".join(lines)
