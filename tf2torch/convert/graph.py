@@ -164,7 +164,8 @@ class GraphConverter:
                     state.attrs[op.suffix] = attrs.create(base, "layer")
                     state.ctors[op.suffix] = ctor
                     cls.modules.append((state.attrs[op.suffix], ctor))
-                    cls.comments.setdefault(state.attrs[op.suffix], f"{layer.class_name} {layer.name}")
+                    if len(state.attrs) == 1:  # one comment per layer, above its first module
+                        cls.comments[state.attrs[op.suffix]] = f"{layer.class_name} {layer.name}"
                 elif state.ctors[op.suffix] != ctor:
                     raise UnsupportedError(f"shared layer {layer.name!r} is called with inputs that need different "
                                            f"modules ({state.ctors[op.suffix]} vs {ctor}); pass --input-shape")

@@ -1,0 +1,299 @@
+"""Keras HDF5 files: legacy ``.h5`` (full model or ``save_weights``) and Keras 3 ``.weights.h5``.
+
+Legacy layout (tf_keras and Keras 3's legacy writer alike)::
+
+    /                      attrs keras_version, backend, model_config (JSON; full model only)
+    /model_weights         attr layer_names (full model; weights-only files keep it on the root)
+    /model_weights/<layer> attr weight_names: dataset paths relative to this group
+    /model_weights/top_level_model_weights   weights the model owns itself (not in layer_names)
+    /optimizer_weights     attr weight_names, datasets at those relative paths
+
+Keras 2 names end in ``:0`` (``conv/kernel:0``); Keras 3 drops it and uses the variable *path*
+(``conv/kernel``, ``seq/d1/kernel`` inside a Sequential, ``inner/inner_d/kernel`` for a nested one).
+Keras 3 ``.weights.h5`` instead mirrors the object tree: ``layers/<snake_case class>/vars/<i>``
+(nested models add ``layers/...`` again), ``optimizer/vars/<i>`` and the model's own ``vars``.
+Tensor data is never read here: each ``Variable.loader`` reopens the file through ``h5safe``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import FormatError, UnsupportedError
+from ..spec import Format, GraphSpec, LayerSpec, ModelSpec, Role, Variable
+from . import h5safe
+from .keras_config import parse_model_config, parse_model_json
+
+Opener = Callable[[], AbstractContextManager[h5py.File]]
+LoaderFactory = Callable[[str, DType, tuple[int, ...]], Callable[[], np.ndarray]]
+
+
+@dataclass(frozen=True)
+class VarsGroup:
+    """One Keras 3 ``vars`` group: the object path that owns it and its variables in index order."""
+
+    path: str  # e.g. "layers/conv2d", "" for the model's own vars
+    name: str | None  # the owner's ``name`` attribute (Keras >= 3.10 writes it)
+    variables: tuple[Variable, ...]
+
+
+def read_keras_h5(path: Path, config_json: str | None = None) -> ModelSpec:
+    """Read a legacy Keras ``.h5`` (full model or weights only) or a Keras 3 ``.weights.h5`` file.
+
+    Args:
+        path: the HDF5 file.
+        config_json: ``model.to_json()`` text giving the architecture of a weights-only file
+            (it replaces a full model's own ``model_config``).
+
+    Example:
+        >>> spec = read_keras_h5(Path("model.h5"))  # doctest: +SKIP
+        >>> spec["model_weights/conv/conv/kernel:0"].read().shape  # doctest: +SKIP
+        (3, 3, 3, 8)
+    """
+    path = Path(path)
+    label = str(path)
+    stamp = file_stamp(path, label)
+    opener: Opener = partial(h5safe.open_h5, path, label)
+    factory: LoaderFactory = partial(_file_loader, path, stamp, label)
+    with opener() as f:
+        if h5safe.is_group(f, h5safe.GROUP_MODEL_WEIGHTS):
+            return _legacy(f, path, label, factory, config_json, full_model=True)
+        if h5safe.read_attr_list(f, h5safe.ATTR_LAYER_NAMES, label):
+            return _legacy(f, path, label, factory, config_json, full_model=False)
+        if any(
+            h5safe.is_group(f, g)
+            for g in (h5safe.GROUP_LAYERS, h5safe.GROUP_VARS, h5safe.GROUP_LAYERS_KERAS_2_13)
+        ):
+            groups = v3_vars_groups(f, label, factory)
+            variables = tuple(v for g in groups for v in g.variables)
+            if config_json is None:
+                notes = ["weights only: no architecture in the file"]
+                return ModelSpec(path, Format.KERAS_WEIGHTS_H5, variables, notes=tuple(notes))
+            from .keras_zip import (
+                attach_v3_weights,
+            )  # same tree as in a .keras; imported here to avoid a cycle
+
+            graph, notes = attach_v3_weights(
+                parse_model_json(config_json), json.loads(config_json), groups, label
+            )
+            return ModelSpec(path, Format.KERAS_WEIGHTS_H5, variables, graph, notes=tuple(notes))
+        found = ", ".join(h5safe.children(f, label)[:8]) or "nothing"
+        raise FormatError(
+            f"{label}: expected a Keras HDF5 file ('{h5safe.GROUP_MODEL_WEIGHTS}' group, '{h5safe.ATTR_LAYER_NAMES}' "
+            f"attribute or '{h5safe.GROUP_LAYERS}'/'{h5safe.GROUP_VARS}' groups), found {found}; pass a file "
+            "written by Keras model.save() or save_weights()"
+        )
+
+
+def _legacy(
+    f: h5py.File, path: Path, label: str, factory: LoaderFactory, config_json: str | None, full_model: bool
+) -> ModelSpec:
+    root = h5safe.get_group(f, h5safe.GROUP_MODEL_WEIGHTS, label) if full_model else f
+    prefix = f"{h5safe.GROUP_MODEL_WEIGHTS}/" if full_model else ""
+    version = _major(
+        h5safe.read_attr_text(root, h5safe.ATTR_KERAS_VERSION, label)
+        or h5safe.read_attr_text(f, h5safe.ATTR_KERAS_VERSION, label)
+    )
+    per_layer: dict[str, tuple[Variable, ...]] = {}
+    variables: list[Variable] = []
+    for layer in h5safe.read_attr_list(root, h5safe.ATTR_LAYER_NAMES, label):
+        per_layer[layer] = _legacy_group(root, layer, prefix, label, factory, Role.WEIGHT)
+        variables.extend(per_layer[layer])
+    notes: list[str] = []
+    if h5safe.is_group(root, h5safe.GROUP_TOP_LEVEL_WEIGHTS):
+        own = _legacy_group(root, h5safe.GROUP_TOP_LEVEL_WEIGHTS, prefix, label, factory, Role.WEIGHT)
+        variables.extend(own)
+        if own:
+            notes.append(
+                f"{len(own)} weight(s) belong to the model itself ({h5safe.GROUP_TOP_LEVEL_WEIGHTS})"
+            )
+    if full_model and h5safe.is_group(f, h5safe.GROUP_OPTIMIZER_WEIGHTS):
+        variables.extend(_legacy_group(f, h5safe.GROUP_OPTIMIZER_WEIGHTS, "", label, factory, Role.OPTIMIZER))
+    graph = None
+    config_text = h5safe.read_attr_text(f, h5safe.ATTR_MODEL_CONFIG, label) if full_model else None
+    if config_json is not None:  # the caller's architecture; its dialect is read from the JSON itself
+        config_text, version, label = config_json, None, f"{label} (with the given model JSON)"
+    if config_text is not None:
+        try:
+            config = json.loads(config_text)
+        except json.JSONDecodeError as exc:
+            raise FormatError(
+                f"{label}: the model config is not valid JSON ({exc.msg} at line {exc.lineno}); "
+                "pass the text of model.to_json()"
+            ) from None
+        try:
+            graph = attach_legacy_weights(parse_model_config(config, version, where=label), per_layer, label)
+        except UnsupportedError as exc:  # a subclassed model's config: keep the weights, say why
+            notes.append(str(exc))
+    elif full_model:
+        notes.append(f"no '{h5safe.ATTR_MODEL_CONFIG}' attribute: weights only")
+    return ModelSpec(path, Format.KERAS_H5, tuple(variables), graph, notes=tuple(notes))
+
+
+def _legacy_group(
+    parent: h5py.Group, name: str, prefix: str, label: str, factory: LoaderFactory, role: Role
+) -> tuple[Variable, ...]:
+    group = h5safe.get_group(parent, name, label)
+    out = []
+    # Order as saved: trainable weights, then non-trainable ones (``_legacy_weights`` in Keras),
+    # e.g. BatchNormalization gamma, beta, moving_mean, moving_variance.
+    for weight in h5safe.read_attr_list(group, h5safe.ATTR_WEIGHT_NAMES, label):
+        ds_path = f"{prefix}{name}/{weight}"
+        ds = h5safe.get_dataset(group, weight, label)
+        tf_name = weight[:-2] if weight.endswith(":0") else weight  # Keras 2 keeps TF's ":0" suffix
+        note = "optimizer state (legacy h5)" if role is Role.OPTIMIZER else ""
+        out.append(_variable(ds, ds_path, label, factory, role, tf_name, note))
+    return tuple(out)
+
+
+def v3_vars_groups(f: h5py.File, label: str, factory: LoaderFactory) -> list[VarsGroup]:
+    """Every ``vars`` group of a Keras 3 weights file, in Keras's save-walk order."""
+    return list(_walk_v3(f, "", label, factory))
+
+
+def _walk_v3(group: h5py.Group, path: str, label: str, factory: LoaderFactory) -> Iterator[VarsGroup]:
+    names = h5safe.children(group, label)
+    if h5safe.GROUP_VARS in names:
+        yield _vars_group(group, path, label, factory)
+    # Keras walks Functional/Sequential ``layers`` first, then attributes sorted with private
+    # (``_``-prefixed) ones last; h5py lists names in byte order, so re-sort the same way.
+    for name in sorted((n for n in names if n != h5safe.GROUP_VARS), key=_walk_key):
+        if not h5safe.is_group(group, name):
+            raise FormatError(
+                f"{label}: expected only groups under '{group.name}', found '{name}'; the file is not a Keras weights file"
+            )
+        yield from _walk_v3(
+            h5safe.get_group(group, name, label), f"{path}/{name}".lstrip("/"), label, factory
+        )
+
+
+def _walk_key(name: str) -> tuple[int, str, int]:
+    first = 0 if name in (h5safe.GROUP_LAYERS, h5safe.GROUP_LAYERS_KERAS_2_13) else 1
+    base, _, num = name.rpartition("_")
+    if base and num.isdigit():  # dense, dense_1, ..., dense_10 in creation order
+        return (first, ("~" + base) if base.startswith("_") else base, int(num) + 1)
+    return (first, ("~" + name) if name.startswith("_") else name, 0)
+
+
+def _vars_group(parent: h5py.Group, path: str, label: str, factory: LoaderFactory) -> VarsGroup:
+    group = h5safe.get_group(parent, h5safe.GROUP_VARS, label)
+    names = h5safe.children(group, label)
+    # Datasets are named "0".."n-1" in save order; h5py lists "10" before "2", so sort as numbers.
+    if sorted(names) != sorted(str(i) for i in range(len(names))):
+        raise FormatError(
+            f"{label}: '{group.name}' should hold datasets 0..{len(names) - 1}, found {sorted(names)[:6]}"
+        )
+    owner = path.split("/", 1)[0] if path else ""
+    role = Role.OPTIMIZER if owner == h5safe.GROUP_OPTIMIZER else Role.WEIGHT
+    if owner not in ("", h5safe.GROUP_OPTIMIZER, h5safe.GROUP_LAYERS, h5safe.GROUP_LAYERS_KERAS_2_13):
+        role = Role.BOOKKEEPING  # metrics, loss trackers, seed generators of the model itself
+    name = h5safe.read_attr_text(group, h5safe.ATTR_NAME, label)
+    out = []
+    for i in range(len(names)):
+        ds_path = f"{path}/{h5safe.GROUP_VARS}/{i}".lstrip("/")
+        note = (
+            f"variable {i} of {'optimizer' if role is Role.OPTIMIZER else 'layer'} '{name}'" if name else ""
+        )
+        out.append(
+            _variable(h5safe.get_dataset(group, str(i), label), ds_path, label, factory, role, "", note)
+        )
+    return VarsGroup(path, name, tuple(out))
+
+
+def _variable(
+    ds: h5py.Dataset, ds_path: str, label: str, factory: LoaderFactory, role: Role, tf_name: str, note: str
+) -> Variable:
+    dtype = h5safe.dataset_dtype(ds, label)
+    shape = tuple(int(d) for d in ds.shape or ())
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return Variable(ds_path, dtype, shape, nbytes, factory(ds_path, dtype, shape), role, tf_name, note)
+
+
+def attach_legacy_weights(
+    graph: GraphSpec, per_layer: dict[str, tuple[Variable, ...]], label: str
+) -> GraphSpec:
+    """Give each top-level layer its saved weights; nested models' inner layers get theirs by name."""
+    known = {layer.name for layer in graph.layers}
+    stray = [name for name, vs in per_layer.items() if vs and name not in known]
+    if stray:
+        raise FormatError(
+            f"{label}: weights are saved for layer(s) {stray} that the model config does not have; the file is inconsistent"
+        )
+    layers = tuple(_with_weights(layer, per_layer.get(layer.name, ())) for layer in graph.layers)
+    return replace(graph, layers=layers)
+
+
+def _with_weights(layer: LayerSpec, weights: tuple[Variable, ...]) -> LayerSpec:
+    if layer.graph is None or not weights:
+        return replace(layer, weights=weights)
+    # Legacy files store a nested model's weights as one list; its variable names carry the inner
+    # layer's name ("inner_d/kernel:0", Keras 3: "inner/inner_d/kernel"), the deepest one wins.
+    owners = {name: child.name for child in layer.graph.layers for name in _descendants(child)}
+    split: dict[str, list[Variable]] = {}
+    for var in weights:
+        parts = (var.tf_name or var.name).split("/")[:-1]
+        owner = next((owners[p] for p in reversed(parts) if p in owners), None)
+        if owner is not None:
+            split.setdefault(owner, []).append(var)
+    inner = tuple(_with_weights(child, tuple(split.get(child.name, ()))) for child in layer.graph.layers)
+    return replace(layer, weights=weights, graph=replace(layer.graph, layers=inner))
+
+
+def _descendants(layer: LayerSpec) -> list[str]:
+    inner = [n for child in layer.graph.layers for n in _descendants(child)] if layer.graph else []
+    return [layer.name, *inner]
+
+
+def file_stamp(path: Path, label: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise FormatError(f"{label}: cannot read the file ({exc.strerror}); check the path") from None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def check_stamp(path: Path, stamp: tuple[int, int], label: str) -> None:
+    # Loaders run long after listing; refuse to mix tensors of two different saves.
+    if file_stamp(path, label) != stamp:
+        raise FormatError(f"{label}: the file changed since it was listed; read it again")
+
+
+def load_variable(
+    opener: Opener, ds_path: str, dtype: DType, shape: tuple[int, ...], label: str
+) -> np.ndarray:
+    """Reopen the file and read one dataset, checking it is still what was listed."""
+    with opener() as f:
+        ds = h5safe.get_dataset(f, ds_path, label)
+        found = (h5safe.dataset_dtype(ds, label), tuple(ds.shape or ()))
+        if found != (dtype, shape):
+            raise FormatError(
+                f"{label}: dataset '{ds_path}' is now {found[0].name}{found[1]}, was listed as {dtype.name}{shape}; "
+                "read the file again"
+            )
+        return h5safe.read_dataset(ds, dtype, label)
+
+
+def _file_loader(
+    path: Path, stamp: tuple[int, int], label: str, ds_path: str, dtype: DType, shape: tuple[int, ...]
+) -> Callable[[], np.ndarray]:
+    def load() -> np.ndarray:
+        check_stamp(path, stamp, label)
+        return load_variable(partial(h5safe.open_h5, path, label), ds_path, dtype, shape, label)
+
+    return load
+
+
+def _major(version: str | None) -> int | None:
+    match = re.match(r"\s*(\d+)\.", version or "")
+    return int(match.group(1)) if match else None
