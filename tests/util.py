@@ -1,0 +1,53 @@
+"""Test helpers: convert in memory (no output directory) and build the generated model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from tf2torch import api
+
+
+def state_dict(plans) -> dict[str, torch.Tensor]:
+    out = {}
+    for plan in plans:
+        array = np.array(plan.produce())
+        tensor = torch.from_numpy(array)
+        if plan.dtype.name == "bfloat16":
+            tensor = tensor.view(torch.bfloat16)
+        out[plan.key] = tensor
+    return out
+
+
+def load_source(source: str, path: Path | str = "model.py") -> dict[str, Any]:
+    """Execute generated model source as the module ``path`` would be."""
+    namespace: dict[str, Any] = {"__file__": str(path), "__name__": "generated_model"}
+    exec(compile(source, str(path), "exec"), namespace)
+    return namespace
+
+
+def convert_in_memory(source: str | Path, **options: Any):
+    """(model in eval mode with the converted weights loaded strictly, the Conversion)."""
+    result = api.convert(source, None, dry_run=True, **options)
+    namespace = load_source(result.model_source)
+    model = namespace["build_model"]()
+    model.load_state_dict(state_dict(result.plans), strict=True)
+    return model.eval(), result
+
+
+def to_torch_layout(x: np.ndarray) -> torch.Tensor:
+    """NHWC (TF) -> NCHW (torch) for rank >= 4; other ranks unchanged."""
+    t = torch.from_numpy(np.ascontiguousarray(x))
+    return t.movedim(-1, 1) if t.dim() >= 4 else t
+
+
+def to_tf_layout(t: torch.Tensor) -> np.ndarray:
+    t = t.detach()
+    return (t.movedim(1, -1) if t.dim() >= 4 else t).numpy()
+
+
+def max_abs(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)))) if np.size(a) else 0.0
