@@ -34,7 +34,9 @@ def conv_out_size(size: int | None, k: int, s: int, d: int, mode: str) -> int | 
 
 def window_plan(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], dilation: tuple[int, ...],
                 mode: str, kind: str) -> WindowPlan:
-    """Padding for a conv (``kind="conv"``, zeros) or a max pool (``kind="max"``, -inf)."""
+    """Padding for a conv (``kind="conv"``, zeros) or a max pool (``kind="max"``, -inf).
+
+    A max pool whose padding must be computed at run time is not planned here (``pool_ops``)."""
     n = len(kernel)
     if mode == "valid":
         return WindowPlan((0,) * n)
@@ -44,7 +46,7 @@ def window_plan(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], dil
     plan = tf_same_conv_padding(spatial(ctx.x), kernel, strides, dilation)
     value = 0.0 if kind == "conv" else -math.inf
     if plan.dynamic:
-        pad = Module("SamePad", (kernel, strides, dilation), (("value", value),))
+        pad = Module("SamePad", (kernel, strides, dilation))
         note = ("input size unknown: TF 'SAME' padding is computed at run time (SamePad); "
                 "pass --input-shape for a static pad")
         return WindowPlan((0,) * n, (apply_module(pad, "pad"),), (note,), ("SamePad",))
@@ -83,18 +85,26 @@ def transpose_plan(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], 
     return TransposePlan(plan.padding, plan.output_padding, out, ops, helpers=helpers)
 
 
-def avg_pool_ops(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], mode: str) -> tuple[Op, tuple[str, ...], tuple[str, ...]]:
-    """The op for a Keras AveragePooling: TF divides by the count of real (unpadded) elements."""
+def pool_ops(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], mode: str,
+             kind: str) -> tuple[tuple[Op, ...], tuple[str, ...], tuple[str, ...]]:
+    """Ops for a Keras Max/AveragePooling (``kind`` "max" / "avg") and their notes and helpers.
+
+    TF's SAME max pool pads with -inf; its SAME average pool divides by the count of *real* elements.
+    """
     n = len(kernel)
+    torch_cls = f"nn.MaxPool{n}d" if kind == "max" else f"nn.AvgPool{n}d"
     if mode == "valid":
-        return apply_module(Module(f"nn.AvgPool{n}d", (kernel, strides))), (), ()
+        return (apply_module(Module(torch_cls, (kernel, strides))),), (), ()
     plan = tf_same_conv_padding(spatial(ctx.x), kernel, strides)
     if plan.dynamic:
-        note = "input size unknown: exact TF 'SAME' average pooling computed at run time (SameAvgPool)"
-        return apply_module(Module("SameAvgPool", (kernel, strides))), (note,), ("SameAvgPool",)
-    if plan.pad is None:  # symmetric: torch's count_include_pad=False divides by the real count, as TF
-        module = Module(f"nn.AvgPool{n}d", (kernel, strides), (("padding", plan.padding),
-                                                               ("count_include_pad", False)))
-        return apply_module(module), (), ()
-    note = f"TF 'SAME' average pool is asymmetric here: exact divisor via SameAvgPool, pad {plan.pad}"
-    return apply_module(Module("SameAvgPool", (kernel, strides), (("pad", plan.pad),))), (note,), ("SameAvgPool",)
+        note = f"input size unknown: TF 'SAME' {kind} pooling computed at run time (SamePool)"
+        return (apply_module(Module("SamePool", (kernel, strides, kind))),), (note,), ("SamePool",)
+    if plan.pad is None:  # symmetric: torch pads max pools with -inf; count_include_pad=False = TF's divisor
+        extra = (("count_include_pad", False),) if kind == "avg" else ()
+        kwargs = (("padding", plan.padding), *extra) if any(plan.padding) else ()
+        return (apply_module(Module(torch_cls, (kernel, strides), kwargs)),), (), ()
+    note = f"TF 'SAME' {kind} pool is asymmetric here: pad {plan.pad} (F.pad order)"
+    if kind == "max":
+        pad = apply_module(Module(f"nn.ConstantPad{n}d", (plan.pad, -math.inf)), "pad")
+        return (pad, apply_module(Module(torch_cls, (kernel, strides)))), (note,), ()
+    return (apply_module(Module("SamePool", (kernel, strides, "avg"), (("pad", plan.pad),))),), (note,), ("SamePool",)

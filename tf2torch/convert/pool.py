@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import apply_module, cfg_bool, cfg_ints, cfg_str, channels_last, spatial
-from .padding import avg_pool_ops, conv_out_size, window_plan
+from .padding import conv_out_size, pool_ops
 from .registry import converter
 
 
@@ -29,10 +29,8 @@ def _out(ctx: Ctx, kernel, strides, mode) -> TensorInfo:
 def max_pool(ctx: Ctx) -> Converted:
     n = _ndim(ctx)
     kernel, strides, mode = _window(ctx, n)
-    plan = window_plan(ctx, kernel, strides, (1,) * n, mode, "max")
-    module = Module(f"nn.MaxPool{n}d", (kernel, strides), (("padding", plan.padding),) if any(plan.padding) else ())
-    return Converted((*plan.ops, apply_module(module)), (_out(ctx, kernel, strides, mode),),
-                     notes=plan.notes, helpers=plan.helpers)
+    ops, notes, helpers = pool_ops(ctx, kernel, strides, mode, "max")
+    return Converted(ops, (_out(ctx, kernel, strides, mode),), notes=notes, helpers=helpers)
 
 
 @converter("AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
@@ -40,8 +38,8 @@ def max_pool(ctx: Ctx) -> Converted:
 def avg_pool(ctx: Ctx) -> Converted:
     n = _ndim(ctx)
     kernel, strides, mode = _window(ctx, n)
-    op, notes, helpers = avg_pool_ops(ctx, kernel, strides, mode)
-    return Converted((op,), (_out(ctx, kernel, strides, mode),), notes=notes, helpers=helpers)
+    ops, notes, helpers = pool_ops(ctx, kernel, strides, mode, "avg")
+    return Converted(ops, (_out(ctx, kernel, strides, mode),), notes=notes, helpers=helpers)
 
 
 @converter("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",

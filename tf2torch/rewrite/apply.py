@@ -5,7 +5,8 @@ tf2torch), and it is the same code tf2torch runs in-process, so what is tested i
 
 A conv or max pool that needs an explicit pad keeps its class and parameters; its class is swapped
 for a subclass that pads first (``TFPadBefore``), and the pad module (no parameters, no buffers) is a
-child named ``tf_pad``. An average pool is replaced by ``SameAvgPool`` (pools have no state).
+child named ``tf_pad``. A pool that needs TF's exact average divisor or run-time padding is replaced by
+``SamePool`` (pools have no state, so nothing is lost).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import torch  # noqa: F401  (the inlined helpers use it)
 from torch import nn
 
-from .modules import SameAvgPool, SamePad
+from .modules import SamePad, SamePool
 
 # --- inlined into patched model files from here on ----------------------------------------------
 
@@ -42,8 +43,8 @@ def apply_rewrites(model, rewrites):
     """Apply ``(kind, module_path, args)`` rewrites in place; returns the model.
 
     kinds: "padding" (args: the op's new symmetric padding), "pad" (args: F.pad amounts, pad value),
-    "dynamic" (args: kernel, stride, dilation, pad value), "avgpool" (args: kernel, stride, pad or None),
-    "eps" (args: the BatchNorm epsilon).
+    "dynamic" (a conv; args: kernel, stride, dilation), "pool" (args: "max"/"avg", kernel, stride, pad or
+    None for run time), "eps" (args: the BatchNorm epsilon).
     """
     for kind, path, args in rewrites:
         module = model.get_submodule(path)
@@ -53,13 +54,13 @@ def apply_rewrites(model, rewrites):
             amounts, value = args
             _pad_before(module, _CONSTANT_PADS[len(amounts) // 2](tuple(amounts), value))
         elif kind == "dynamic":
-            kernel, stride, dilation, value = args
-            _pad_before(module, SamePad(kernel, stride, dilation, value=value))
-        elif kind == "avgpool":
-            kernel, stride, pad = args
+            kernel, stride, dilation = args
+            _pad_before(module, SamePad(kernel, stride, dilation))
+        elif kind == "pool":
+            mode, kernel, stride, pad = args
             parent_path, _, name = path.rpartition(".")
             parent = model.get_submodule(parent_path) if parent_path else model
-            setattr(parent, name, SameAvgPool(kernel, stride, pad=pad))
+            setattr(parent, name, SamePool(kernel, stride, mode, pad=pad))
         elif kind == "eps":
             module.eps = float(args)
         else:

@@ -82,8 +82,11 @@ def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> 
     for path in paths:
         module = model.get_submodule(path)
         n = len(_tuple(module.kernel_size, 1)) if isinstance(module.kernel_size, tuple) else int(_kind(module)[-2])
-        handles.append(module.register_forward_pre_hook(
-            lambda m, args, p=path, n=n: sizes.setdefault(p, tuple(args[0].shape[-n:]))))
+
+        def record(_module: Any, args: tuple, p: str = path, n: int = n) -> None:  # None: args unchanged
+            sizes.setdefault(p, tuple(args[0].shape[-n:]))
+
+        handles.append(module.register_forward_pre_hook(record))
     try:
         with torch.no_grad():
             model(torch.zeros(input_shape))
@@ -109,17 +112,20 @@ def plan_rewrites(model: Any, spec_ops, key_of_var: dict[str, str], tf_padding: 
         n = int(kind[-2])
         k, s = _tuple(module.kernel_size, n), _tuple(module.stride, n)
         d = _tuple(getattr(module, "dilation", 1), n)
-        if kind.startswith("AvgPool"):
-            dynamic.append(Rewrite("avgpool", path, (k, s, None), same[path]))
+        if kind.startswith(("AvgPool", "MaxPool")):
+            mode = "avg" if kind.startswith("AvgPool") else "max"
+            dynamic.append(Rewrite("pool", path, (mode, k, s, None), same[path]))
         else:
-            value = float("-inf") if kind.startswith("MaxPool") else 0.0
-            dynamic.append(Rewrite("dynamic", path, (k, s, d, value), same[path]))
+            dynamic.append(Rewrite("dynamic", path, (k, s, d), same[path]))
     rewrites = dynamic
     if input_shape is not None and dynamic:
         probe = build_copy(model)
         apply_rewrites(probe, [(r.kind, r.path, r.args) for r in dynamic])
         sizes = _input_sizes(probe, [r.path for r in dynamic], input_shape)
         rewrites = [_static(r, sizes.get(r.path)) for r in dynamic]
+        # a port that already pads as TF does needs no rewrite (stride 1, odd kernel: k // 2 each side)
+        rewrites = [r for r in rewrites if not (r.kind == "padding" and _tuple(
+            model.get_submodule(r.path).padding, len(r.args)) == tuple(r.args))]
     for path, eps in sorted(bn_eps.items()):
         rewrites.append(Rewrite("eps", path, eps, f"BatchNorm epsilon {eps:g} (PyTorch default 1e-5)"))
     return rewrites
@@ -135,16 +141,17 @@ def _static(r: Rewrite, size: tuple[int, ...] | None) -> Rewrite:
     """Turn a dynamic rewrite into its static form for a known input size (or keep it dynamic)."""
     if size is None:  # the module never ran for this input: keep run-time padding
         return Rewrite(r.kind, r.path, r.args, r.why + "; not reached with --input-shape, padding at run time")
-    kernel, stride = r.args[0], r.args[1]
-    dilation = r.args[2] if r.kind == "dynamic" else (1,) * len(kernel)
+    mode = r.args[0] if r.kind == "pool" else "conv"
+    kernel, stride, dilation = (r.args[1], r.args[2], (1,) * len(r.args[1])) if r.kind == "pool" else r.args
     plan = tf_same_conv_padding(size, kernel, stride, dilation)
     where = f"input {'x'.join(map(str, size))}"
-    if r.kind == "avgpool":
+    if mode == "avg":  # TF's divisor counts only real elements: SamePool, even when symmetric
         pad = plan.pad if plan.pad is not None else torch_pad_order(tuple((p, p) for p in plan.padding))
-        return Rewrite("avgpool", r.path, (kernel, stride, pad), f"{r.why}; {where}: exact average pool, pad {pad}")
+        return Rewrite("pool", r.path, ("avg", kernel, stride, pad), f"{r.why}; {where}: exact average pool, pad {pad}")
     if plan.pad is None:
         return Rewrite("padding", r.path, plan.padding, f"{r.why}; {where}: symmetric padding {plan.padding}")
-    return Rewrite("pad", r.path, (plan.pad, r.args[3]), f"{r.why}; {where}: asymmetric pad {plan.pad} (F.pad order)")
+    value = float("-inf") if mode == "max" else 0.0
+    return Rewrite("pad", r.path, (plan.pad, value), f"{r.why}; {where}: asymmetric pad {plan.pad} (F.pad order)")
 
 
 def _bn_epsilons(model: Any, spec, key_of_var: dict[str, str]) -> dict[str, float]:
@@ -154,8 +161,8 @@ def _bn_epsilons(model: Any, spec, key_of_var: dict[str, str]) -> dict[str, floa
         if op.epsilon is not None:
             for var in op.variables:
                 key = key_of_var.get(var)
-                if key:
-                    from_graph[key.rpartition(".")[0]] = op.epsilon
+                if key:  # the attr is a float32: its shortest repr (0.001, not 0.0010000000474974513)
+                    from_graph[key.rpartition(".")[0]] = float(f"{op.epsilon:.7g}")
     mapped_modules = {k.rpartition(".")[0] for k in key_of_var.values()}
     result = {}
     for path, module in model.named_modules():
@@ -186,7 +193,7 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
 def _report_rewrites(report: Report, rewrites: list[Rewrite], spec, input_shape) -> None:
     for r in rewrites:
         report.rewrites.append({"module": r.path, "kind": r.kind, "args": _jsonable(r.args), "what": r.why})
-    if any(r.kind == "dynamic" or (r.kind == "avgpool" and r.args[2] is None) for r in rewrites):
+    if any(r.kind == "dynamic" or (r.kind == "pool" and r.args[3] is None) for r in rewrites):
         report.notes.append("some SAME padding is computed at run time (no --input-shape given, or not reached)")
     if not spec.ops and not any(r.kind != "eps" for r in rewrites):
         report.notes.append("no TF graph (.meta) and no --tf-padding: no padding rewrites were made")
@@ -228,7 +235,7 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         "import torch.nn.functional as F  # noqa: E402,F811",
         "from torch import nn  # noqa: E402,F811",
         "",
-        modules.inline_source("SamePad", "SameAvgPool"),
+        modules.inline_source("SamePad", "SamePool"),
         "",
         "",
         apply_src.rstrip(),
