@@ -111,5 +111,7 @@ def bare(spec: ModelSpec, *, rules: Rules = NO_RULES, ema: bool = False, keep_na
         layout = rules.layouts.get(key) or bare_layout(var, key, no_transpose)
         plans.append(plan_tensor(key, var, layout, dtype))
         how = "kept name" if keep_names else "renamed by vocabulary"
-        report.add(_mapped(var, key, layout, f"{how}; layout chosen by rank {len(var.shape)}"))
+        if not layout.is_identity:
+            how += f"; layout chosen by role and rank {len(var.shape)}"
+        report.add(_mapped(var, key, layout, how))
     return plans, report

@@ -1,0 +1,69 @@
+"""The matcher takes only unambiguous matches and says why it left the rest."""
+
+import numpy as np
+
+from tf2torch import dtypes
+from tf2torch.map.match import TargetParam, match
+from tf2torch.map.rules import Rules
+from tf2torch.spec import Variable
+
+F32 = dtypes.by_name("float32")
+
+
+def var(name, shape):
+    return Variable(name, F32, tuple(shape), 4 * int(np.prod(shape)), loader=lambda: np.zeros(shape, "f4"))
+
+
+def target(key, shape, kind):
+    return TargetParam(key, tuple(shape), kind)
+
+
+def test_names_shapes_and_layouts():
+    sources = [var("features/conv/weights", (3, 3, 3, 8)), var("head/dense/kernel", (8, 2))]
+    targets = [target("features.conv.weight", (8, 3, 3, 3), "Conv2d"), target("head.dense.weight", (2, 8), "Linear")]
+    result = match(sources, targets)
+    assert {(m.source.name, m.target.key, m.layout.name) for m in result.matches} == {
+        ("features/conv/weights", "features.conv.weight", "conv2d"),
+        ("head/dense/kernel", "head.dense.weight", "dense"),
+    }
+    assert not result.unmatched and not result.missing
+
+
+def test_suffix_match_when_the_checkpoint_has_an_extra_top_scope():
+    result = match([var("resnet_model/fc/DW", (4, 2))], [target("fc.weight", (2, 4), "Linear")])
+    assert [m.how for m in result.matches] == ["suffix"]
+
+
+def test_unique_shape_match_when_names_differ():
+    result = match([var("logits/kernel", (4, 3))], [target("classifier.weight", (3, 4), "Linear")])
+    assert [(m.target.key, m.how) for m in result.matches] == [("classifier.weight", "shape")]
+
+
+def test_ambiguous_shapes_are_reported_not_guessed():
+    sources = [var("a/kernel", (4, 4)), var("b/kernel", (4, 4))]
+    targets = [target("x.weight", (4, 4), "Linear"), target("y.weight", (4, 4), "Linear")]
+    result = match(sources, targets)
+    assert not result.matches
+    assert set(result.unmatched) == {"a/kernel", "b/kernel"}
+    assert all("ambiguous" in reason for reason in result.unmatched.values())
+    assert [t.key for t in result.missing] == ["x.weight", "y.weight"]
+
+
+def test_rules_pairs_settle_ambiguity():
+    sources = [var("a/kernel", (4, 4)), var("b/kernel", (4, 4))]
+    targets = [target("x.weight", (4, 4), "Linear"), target("y.weight", (4, 4), "Linear")]
+    rules = Rules(pairs={"a/kernel": "y.weight", "b/kernel": "x.weight"})
+    result = match(sources, targets, rules)
+    assert {(m.source.name, m.target.key, m.how) for m in result.matches} == {
+        ("a/kernel", "y.weight", "pair"), ("b/kernel", "x.weight", "pair")}
+
+
+def test_shape_mismatch_is_reported_with_both_shapes():
+    result = match([var("fc/kernel", (5, 2))], [target("fc.weight", (2, 4), "Linear")])
+    assert [(s.name, t.key, got) for s, t, got in result.mismatched] == [("fc/kernel", "fc.weight", (2, 5))]
+
+
+def test_depthwise_kernel_goes_to_a_grouped_conv():
+    t = TargetParam("dw.weight", (16, 1, 3, 3), "Conv2d", groups=8)
+    result = match([var("dw/depthwise_kernel", (3, 3, 8, 2))], [t])
+    assert [m.layout.name for m in result.matches] == ["depthwise2d"]
