@@ -142,7 +142,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
         click.echo(report.render(verbose=True))
     elif not quiet:
         attention = [e for e in report.entries if e.status in ("unexpected", "missing")]
-        if attention or report.notes:
+        if attention:  # quiet on a clean success; the full report is in OUTDIR/report.json
             click.echo(report.render(verbose=False), err=True)
     if run_verify and not dry_run:
         ctx = click.get_current_context()

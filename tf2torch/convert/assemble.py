@@ -77,8 +77,20 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
             report.add(Entry("unexpected", source=var.name, shape=var.shape, dtype=var.dtype.name,
                              reason="no layer of the architecture owns it"))
     report.notes += gen.notes
+    report.interface = {
+        "inputs": [_tensor_json(name, info) for name, info in gen.inputs],
+        "outputs": [_tensor_json(f"output_{i}", info) for i, info in enumerate(gen.outputs)],
+        "keras_inputs": [ref.layer for ref in graph.inputs],
+        "layers": gen.taps,
+    }
     source = model_file.render(gen, spec.path.name, weights_name)
     return KerasConversion(plans, report, source, gen.taps)
+
+
+def _tensor_json(name: str, info) -> dict:
+    """How a model input/output crosses the interface: its Keras shape and the PyTorch layout."""
+    torch_layout = "channels_first" if info.layout == "cf" and info.rank >= 3 else "keras"
+    return {"name": name, "keras_shape": list(info.shape), "layout": torch_layout}
 
 
 def _param_plan(key: str, p: Param, dtype: DType | None) -> TensorPlan:

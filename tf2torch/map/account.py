@@ -36,6 +36,7 @@ class Report:
     rewrites: list[dict[str, Any]] = field(default_factory=list)  # padding / epsilon rewrites
     notes: list[str] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)  # what was written, file name -> role
+    interface: dict[str, Any] = field(default_factory=dict)  # model inputs/outputs: names, shapes, layouts
 
     def add(self, entry: Entry) -> None:
         if entry.status not in STATUSES:
@@ -76,6 +77,7 @@ class Report:
             "rewrites": self.rewrites,
             "notes": self.notes,
             "outputs": self.outputs,
+            "interface": self.interface,
         }
 
     def dumps(self) -> str:
