@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -189,8 +190,13 @@ def layers() -> None:
     click.echo("\n".join(registry.supported()))
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # SIGTERM (CI timeouts, kill): unwind like Ctrl-C so staged output is removed
+
+
 def run() -> None:
     """Entry point with the one error net: click's own usage errors exit 2, anything else is reported."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         main.main(standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -27,7 +27,7 @@ class KerasConversion:
 
 
 def _const_plan(key: str, value: np.ndarray) -> TensorPlan:
-    value = np.ascontiguousarray(value)
+    value = np.array(value, order="C")  # not ascontiguousarray: that makes a 0-d array (1,)
     dtype = dtypes.from_numpy(value.dtype, key)
     return TensorPlan(key=key, dtype=dtype, shape=tuple(value.shape), produce=lambda: value, source="")
 

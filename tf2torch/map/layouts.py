@@ -85,7 +85,8 @@ class Layout:
     def apply(self, array: np.ndarray) -> np.ndarray:
         for step in self.steps:
             array = step.apply(array)
-        return np.ascontiguousarray(array)
+        # (np.ascontiguousarray would turn a 0-d array into shape (1,))
+        return array if array.flags.c_contiguous else np.ascontiguousarray(array)
 
 
 def _perm(*axes: int) -> Step:

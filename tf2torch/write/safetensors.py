@@ -1,0 +1,190 @@
+"""A streaming safetensors writer, from the format spec (github.com/huggingface/safetensors, README).
+
+File layout: 8-byte little-endian header length N, then N bytes of JSON
+``{"__metadata__": {str: str}, key: {"dtype", "shape", "data_offsets": [begin, end]}, ...}``
+padded with spaces to a multiple of 8, then the tensors back to back, little-endian, offsets relative
+to the end of the header. The header needs only dtypes and shapes, so it is written first and each
+tensor is then produced, written and released before the next: peak memory is one tensor.
+
+The bytes equal ``safetensors.torch.save_file``'s for the same tensors (same data order, JSON
+spelling and padding) except for the order of several ``__metadata__`` entries: safetensors emits a
+Rust ``HashMap`` in random order, we sort them so our output is reproducible.
+No torch import here: writing safetensors needs numpy only.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import mmap
+import struct
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import OutputError, Tf2TorchError, UnsupportedError, UsageError
+from .plan import TensorPlan, check_plans, produce_checked
+
+# Data order: safetensors' own `prepare` sorts by dtype (descending, in the order of its Rust `Dtype`
+# enum) and then by key. With 8-byte items first and 1-byte last, every tensor starts at a multiple of
+# its itemsize (the header is padded to 8), so readers can map it without unaligned access.
+_DTYPE_RANK = {name: i for i, name in enumerate(
+    ["BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64"])}
+_METADATA_KEY = "__metadata__"
+_MAX_HEADER = 100_000_000  # safetensors readers refuse larger headers (MAX_HEADER_SIZE)
+# Writes go out in pieces of this size: large enough for full disk speed, small enough that pages of a
+# memory-mapped source can be dropped behind the write (see _SourcePages).
+_CHUNK = 64 << 20
+
+
+def build_header(plans: Iterable[TensorPlan],
+                 metadata: Mapping[str, str] | None = None) -> tuple[bytes, list[TensorPlan]]:
+    """The file's first bytes (length prefix + padded JSON) and the plans in data order.
+
+    Computed from dtypes and shapes alone; no tensor is produced.
+    """
+    plans = check_plans(plans, "safetensors")
+    for plan in plans:
+        if plan.dtype.safetensors is None or plan.dtype.safetensors not in _DTYPE_RANK:
+            raise UnsupportedError(
+                f"{plan.where()}: dtype {plan.dtype.name} cannot be stored in safetensors; "
+                "write a .pt file instead"
+            )
+        if plan.key == _METADATA_KEY:
+            raise UnsupportedError(f"{plan.where()}: the key {_METADATA_KEY!r} is reserved by safetensors; rename it")
+    ordered = sorted(plans, key=lambda p: (-_DTYPE_RANK[p.dtype.safetensors], p.key))  # type: ignore[index]
+    doc: dict[str, object] = {}
+    if metadata is not None:
+        bad = [k for k, v in metadata.items() if not isinstance(k, str) or not isinstance(v, str)]
+        if bad:
+            raise UsageError(f"safetensors metadata: keys and values must be str, found {bad[0]!r}: "
+                             f"{metadata[bad[0]]!r}; convert them with str()")
+        doc[_METADATA_KEY] = dict(sorted(metadata.items()))
+    offset = 0
+    for plan in ordered:
+        doc[plan.key] = {"dtype": plan.dtype.safetensors, "shape": [int(d) for d in plan.shape],
+                         "data_offsets": [offset, offset + plan.nbytes]}
+        offset += plan.nbytes
+    # serde_json spelling: no spaces, UTF-8 as is, the same escapes as Python's json for control chars.
+    try:
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Tf2TorchError(f"safetensors header: a key or metadata entry is not valid Unicode ({exc.reason}); "
+                            "rename it") from None
+    text += b" " * (-len(text) % 8)
+    if len(text) > _MAX_HEADER:
+        raise UnsupportedError(f"safetensors header: {len(text)} bytes exceeds the {_MAX_HEADER}-byte limit of "
+                               "safetensors readers; split the tensors into several files")
+    return struct.pack("<Q", len(text)) + text, ordered
+
+
+def write_safetensors(path: Path, plans: Iterable[TensorPlan], *, metadata: Mapping[str, str] | None = None,
+                      on_tensor: Callable[[TensorPlan, int], None] | None = None) -> int:
+    """Write ``plans`` to ``path`` as safetensors, producing one tensor at a time.
+
+    Args:
+        path: the file to create (normally inside ``staged_output``'s staging directory).
+        plans: the tensors; keys must be unique.
+        metadata: the header's ``__metadata__`` (str to str); ``{"format": "pt"}`` lets
+            ``safetensors.torch.load_file`` users know the layout is PyTorch's.
+        on_tensor: called after each tensor as ``on_tensor(plan, plan.nbytes)`` (bytes of that tensor).
+
+    Returns:
+        The file size in bytes.
+
+    Example:
+        >>> import numpy as np, tempfile, pathlib
+        >>> from tf2torch.dtypes import by_name
+        >>> plan = TensorPlan("w", by_name("float32"), (2,), lambda: np.zeros(2, "<f4"))
+        >>> write_safetensors(pathlib.Path(tempfile.mkdtemp()) / "m.safetensors", [plan])
+        72
+    """
+    path = Path(path)
+    header, ordered = build_header(plans, metadata)
+    total = len(header)
+    try:
+        # Unbuffered: every write goes straight from the tensor's memory to the kernel, no extra copy.
+        f = open(path, "wb", buffering=0)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot create ({exc.strerror or exc}); choose another output location") from exc
+    try:
+        with f:
+            _write(f, memoryview(header), path)
+            for plan in ordered:
+                array = produce_checked(plan)
+                pages = _SourcePages.of(array)
+                view = memoryview(array.reshape(-1)).cast("B") if array.size else memoryview(b"")
+                for start in range(0, len(view), _CHUNK):
+                    _write(f, view[start:start + _CHUNK], path)
+                    if pages is not None:
+                        pages.release(start + _CHUNK)
+                total += len(view)
+                del view, array, pages  # release before the next tensor is produced
+                if on_tensor is not None:
+                    on_tensor(plan, plan.nbytes)
+    except BaseException:
+        # A header promising more data than follows must not survive, even outside staged_output.
+        if path.is_file():  # (never a device or fifo given as the path)
+            path.unlink()
+        raise
+    return total
+
+
+def _write(f: io.RawIOBase, data: memoryview, path: Path) -> None:
+    """Write all of ``data`` (a raw write may be partial) and turn OS errors into one-line messages."""
+    try:
+        while data:
+            n = f.write(data)
+            data = data[n or 0:]
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc}); free disk space or choose "
+                          "another output location") from exc
+
+
+class _SourcePages:
+    """Drop already-written pages of a read-only memory-mapped source from this process's RSS.
+
+    Without this, writing a 4 GB tensor that a reader mapped with ``np.memmap(mode="r")`` pulls all
+    4 GB into resident memory until the array is released. ``MADV_DONTNEED`` on a read-only shared
+    file mapping only unmaps pages (the data stays in the file and page cache), so it is safe; on
+    anonymous or copy-on-write memory it would *erase* data, hence the strict check in ``of``.
+    ``MADV_SEQUENTIAL`` additionally asks for aggressive readahead on a cold cache.
+    """
+
+    def __init__(self, mm: mmap.mmap, begin: int, nbytes: int) -> None:
+        self.mm, self.begin, self.nbytes, self.done = mm, begin, nbytes, 0
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> _SourcePages | None:
+        if not hasattr(mmap, "MADV_DONTNEED") or array.nbytes < 2 * _CHUNK:
+            return None
+        root: np.ndarray | None = array
+        while isinstance(root, np.ndarray) and not isinstance(root.base, mmap.mmap):
+            root = root.base if isinstance(root.base, np.ndarray) else None
+        if not isinstance(root, np.memmap) or root.mode != "r":
+            return None
+        mm: mmap.mmap = root.base
+        # np.memmap maps from `offset` rounded down to the allocation granularity.
+        mm_addr = root.ctypes.data - root.offset % mmap.ALLOCATIONGRANULARITY
+        begin = array.ctypes.data - mm_addr
+        if begin < 0 or begin + array.nbytes > len(mm):
+            return None
+        pages = cls(mm, begin, array.nbytes)
+        pages._advise(mmap.MADV_SEQUENTIAL, begin, begin + array.nbytes)
+        return pages
+
+    def release(self, upto: int) -> None:
+        """Drop the whole pages among the first ``upto`` bytes of the array."""
+        upto = min(upto, self.nbytes)
+        self._advise(mmap.MADV_DONTNEED, self.begin + self.done, self.begin + upto)
+        self.done = upto
+
+    def _advise(self, option: int, start: int, end: int) -> None:
+        start -= start % mmap.PAGESIZE  # madvise wants a page-aligned start
+        end -= end % mmap.PAGESIZE
+        if end > start:
+            try:
+                self.mm.madvise(option, start, end - start)
+            except (OSError, ValueError):
+                pass  # a hint only: never fail a write because the kernel declined it
