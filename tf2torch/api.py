@@ -36,27 +36,27 @@ def read(path: str | Path, *, verify_crc: bool = True, config: str | Path | None
         >>> [v.name for v in spec][:2]
         ['bn1/BatchNorm/beta', 'bn1/BatchNorm/beta/Adam']
     """
-    from .read import detect as _detect
+    from .readers import detect as _detect
 
     kind, where = _detect.detect(Path(path))
     if kind is _detect.Kind.CHECKPOINT:
-        from .read.checkpoint import read_checkpoint
+        from .readers.checkpoint import read_checkpoint
 
         spec = read_checkpoint(where, verify_crc=verify_crc)
     elif kind is _detect.Kind.SAVED_MODEL:
-        from .read.checkpoint import read_savedmodel
+        from .readers.checkpoint import read_savedmodel
 
         spec = read_savedmodel(where, verify_crc=verify_crc)
     elif kind is _detect.Kind.KERAS_H5:
-        from .read.keras_h5 import read_keras_h5
+        from .readers.keras_h5 import read_keras_h5
 
         spec = read_keras_h5(where)
     else:
-        from .read.keras_zip import read_keras_zip
+        from .readers.keras_zip import read_keras_zip
 
         spec = read_keras_zip(where)
     if config is not None:
-        from .read.with_config import attach_config
+        from .readers.with_config import attach_config
 
         spec = attach_config(spec, Path(config))
     return spec

@@ -17,7 +17,7 @@ def _accounted(result, spec):
 
 
 def test_tf1_adam_global_step_and_ema_are_accounted():
-    spec = tf2torch.api.read(FIXTURES / "tf1/model.ckpt")
+    spec = tf2torch.read(FIXTURES / "tf1/model.ckpt")
     result = tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True)
     by_source = _accounted(result, spec)
     assert by_source["global_step"].status == "skipped" and "global_step" in by_source["global_step"].reason
@@ -31,7 +31,7 @@ def test_tf1_adam_global_step_and_ema_are_accounted():
 
 
 def test_ema_uses_the_shadow_values():
-    spec = tf2torch.api.read(FIXTURES / "tf1/model.ckpt")
+    spec = tf2torch.read(FIXTURES / "tf1/model.ckpt")
     result = tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, ema=True)
     by_source = _accounted(result, spec)
     assert "EMA shadow" in by_source["conv1/weights"].reason
@@ -45,7 +45,7 @@ def test_ema_uses_the_shadow_values():
 @pytest.mark.parametrize("which", ["keras3", "keras2"])
 def test_tf2_checkpoint_optimizer_slots_are_skipped(which):
     path = FIXTURES / f"tf2/{which}/ckpt"
-    spec = tf2torch.api.read(path)
+    spec = tf2torch.read(path)
     result = tf2torch.api.convert(path, None, dry_run=True)
     by_source = _accounted(result, spec)
     statuses = {e.status for e in by_source.values()}

@@ -2,7 +2,7 @@
 
 Example::
 
-    from tf2torch.read.checkpoint import read_checkpoint
+    from tf2torch.readers.checkpoint import read_checkpoint
     spec = read_checkpoint("runs/ckpt")          # a prefix, a .index file, or a directory
     kernel = spec["model/layer_with_weights-0/kernel"].read()
 """

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.read import tablebuilder as tb
-from tests.read.conftest import LEAD_CHECKPOINTS, NUMERIC, assert_bit_exact, tf_value
+from tests.readers import tablebuilder as tb
+from tests.readers.conftest import LEAD_CHECKPOINTS, NUMERIC, assert_bit_exact, tf_value
 from tf2torch.errors import FormatError, IntegrityError, UnsupportedError
-from tf2torch.read import slicekey
-from tf2torch.read.bundle import Bundle
-from tf2torch.read.checkpoint import read_checkpoint
-from tf2torch.read.crc import crc32c
+from tf2torch.readers import slicekey
+from tf2torch.readers.bundle import Bundle
+from tf2torch.readers.checkpoint import read_checkpoint
+from tf2torch.readers.crc import crc32c
 
 RAW_NAMES = [f"dtypes/{n}" for n in NUMERIC] + ["dtypes/string", "scalar", "empty", "big", "string_scalar", "string_empty"]
 TF1_NAMES = ["conv/kernel", "up/kernel", "part", "part/Adam_1", "half", "bf16", "i64", "words", "global_step",
@@ -76,7 +76,7 @@ def test_merged_bundle_slices(tf, merged_bundle):
 
 def test_slice_keys_match_tf(tf1_checkpoint):
     """The keys TF wrote for slices are exactly EncodeTensorNameSlice of each full entry's slices."""
-    from tf2torch.read.table import read_table
+    from tf2torch.readers.table import read_table
 
     stored = {k for k, _ in read_table(f"{tf1_checkpoint}.index") if k.startswith(b"\x00")}
     entries = Bundle(tf1_checkpoint).entries.values()

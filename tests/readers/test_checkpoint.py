@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.read.conftest import LEAD_SAVEDMODELS, ROOT, assert_bit_exact, tf_value
+from tests.readers.conftest import LEAD_SAVEDMODELS, ROOT, assert_bit_exact, tf_value
 from tf2torch.errors import FormatError
-from tf2torch.read.bundle import Bundle
-from tf2torch.read.checkpoint import (
+from tf2torch.readers.bundle import Bundle
+from tf2torch.readers.checkpoint import (
     read_checkpoint,
     read_savedmodel,
     resolve_prefix,
@@ -127,7 +127,7 @@ def test_lead_savedmodels_bit_exact(tf, path):
 def test_reading_never_imports_tensorflow(tf1_checkpoint, tf2_keras3, savedmodel_tf_keras, merged_bundle):
     code = (
         "import sys\n"
-        "import tf2torch.read.checkpoint as c\n"
+        "import tf2torch.readers.checkpoint as c\n"
         f"specs = [c.read_checkpoint({str(tf1_checkpoint)!r}), c.read_checkpoint({str(tf2_keras3)!r}),\n"
         f"         c.read_checkpoint({str(merged_bundle[0])!r}), c.read_savedmodel({str(savedmodel_tf_keras)!r})]\n"
         f"c.savedmodel_keras_metadata({str(savedmodel_tf_keras)!r})\n"

@@ -1,6 +1,6 @@
 """Test-only writers for protobuf fields, TF tables and tiny bundles, to forge inputs TF never writes.
 
-Written from the format description in ``tf2torch/read/table.py`` and ``bundle.py``; the tests check
+Written from the format description in ``tf2torch/readers/table.py`` and ``bundle.py``; the tests check
 this writer against files real TensorFlow produced, so a bug here cannot hide one in the reader.
 """
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tf2torch.read.crc import crc32c, mask
-from tf2torch.read.table import MAGIC
+from tf2torch.readers.crc import crc32c, mask
+from tf2torch.readers.table import MAGIC
 
 
 def varint(value: int) -> bytes:

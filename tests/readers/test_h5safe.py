@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tf2torch.errors import FormatError, Tf2TorchError, UnsupportedError
-from tf2torch.read import h5safe
-from tf2torch.read.keras_h5 import read_keras_h5
+from tf2torch.readers import h5safe
+from tf2torch.readers.keras_h5 import read_keras_h5
 
 KERNEL = np.arange(12, dtype="<f4").reshape(3, 4)
 BIAS = np.array([1.5, -2.0, 0.25, 8.0], dtype="<f4")

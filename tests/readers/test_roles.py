@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tf2torch.read.roles import classify_tf1
+from tf2torch.readers.roles import classify_tf1
 from tf2torch.spec import Role
 
 

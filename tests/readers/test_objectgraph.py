@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.read import tablebuilder as tb
-from tests.read.conftest import assert_bit_exact, tf_value
+from tests.readers import tablebuilder as tb
+from tests.readers.conftest import assert_bit_exact, tf_value
 from tf2torch.errors import FormatError
-from tf2torch.read.checkpoint import read_checkpoint, read_object_graph
-from tf2torch.read.objectgraph import VALUE_SUFFIX, ObjectGraph, escape
+from tf2torch.readers.checkpoint import read_checkpoint, read_object_graph
+from tf2torch.readers.objectgraph import VALUE_SUFFIX, ObjectGraph, escape
 from tf2torch.spec import Format, Role
 
 KERAS3_WEIGHTS = {

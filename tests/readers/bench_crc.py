@@ -1,6 +1,6 @@
 """CRC32C throughput: the crc32c package, the numpy fallback and a byte-at-a-time Python loop.
 
-Run: ``python -m tests.read.bench_crc [--mb 100] [--loop-mb 100]``. Prints numbers, asserts nothing
+Run: ``python -m tests.readers.bench_crc [--mb 100] [--loop-mb 100]``. Prints numbers, asserts nothing
 about time (machines differ); it does check that all three agree.
 """
 
@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from tf2torch.read import crc
+from tf2torch.readers import crc
 
 
 def byte_loop(data: bytes, value: int = 0) -> int:

@@ -1,5 +1,5 @@
 """Session fixtures: small models built and saved by the real Keras 3 (``keras``) and Keras 2
-(``tf_keras``) in every file variant the Keras readers handle. Imported by ``tests/read/conftest.py``.
+(``tf_keras``) in every file variant the Keras readers handle. Imported by ``tests/readers/conftest.py``.
 
 Each fixture returns ``{model name: Saved}``; ``Saved.model`` is the live Keras model, so tests can
 compare what we read with ``layer.get_weights()`` and with Keras's own graph bookkeeping.

@@ -15,10 +15,10 @@ import h5py
 import numpy as np
 import pytest
 
-from tests.read.test_keras_h5 import assert_layers_match, assert_same
+from tests.readers.test_keras_h5 import assert_layers_match, assert_same
 from tf2torch.errors import FormatError, Tf2TorchError, UnsupportedError
-from tf2torch.read import keras_zip
-from tf2torch.read.keras_zip import read_keras_zip
+from tf2torch.readers import keras_zip
+from tf2torch.readers.keras_zip import read_keras_zip
 from tf2torch.spec import Format, Role
 
 K3 = ["cnn", "seq", "nested", "quirks"]

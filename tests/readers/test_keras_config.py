@@ -9,9 +9,9 @@ from typing import Any
 import h5py
 import pytest
 
-from tests.read.conftest_keras import live_graph, spec_graph
+from tests.readers.conftest_keras import live_graph, spec_graph
 from tf2torch.errors import FormatError, UnsupportedError
-from tf2torch.read.keras_config import ARGS_KWARG, parse_model_config, parse_model_json
+from tf2torch.readers.keras_config import ARGS_KWARG, parse_model_config, parse_model_json
 from tf2torch.spec import TensorRef
 
 SOURCES = ["h5", "keras", "json"]

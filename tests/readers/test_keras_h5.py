@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 
-from tf2torch.read.keras_h5 import read_keras_h5
+from tf2torch.readers.keras_h5 import read_keras_h5
 from tf2torch.spec import Format, Role
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,7 +166,7 @@ def test_config_json_matches_model_config(keras2_models: dict) -> None:
 
 
 def test_listing_reads_no_tensor(keras3_models: dict, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tf2torch.read import h5safe
+    from tf2torch.readers import h5safe
 
     calls: list[str] = []
     original = h5safe.read_dataset
@@ -190,8 +190,8 @@ def test_read_path_imports_no_tensorflow_or_keras(keras2_models: dict, keras3_mo
         """
         import builtins, marshal, pickle, sys
         from pathlib import Path
-        from tf2torch.read.keras_h5 import read_keras_h5
-        from tf2torch.read.keras_zip import read_keras_zip
+        from tf2torch.readers.keras_h5 import read_keras_h5
+        from tf2torch.readers.keras_zip import read_keras_zip
 
         def read_all():
             for name in sys.argv[1:]:

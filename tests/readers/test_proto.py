@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.read.tablebuilder import field, varint
+from tests.readers.tablebuilder import field, varint
 from tf2torch.errors import FormatError
-from tf2torch.read.proto import Message, parse_message, read_varint, to_int64, unpack_varints
+from tf2torch.readers.proto import Message, parse_message, read_varint, to_int64, unpack_varints
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**32, 2**63, 2**64 - 1],

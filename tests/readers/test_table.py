@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.read import tablebuilder as tb
+from tests.readers import tablebuilder as tb
 from tf2torch.errors import FormatError, IntegrityError, UnsupportedError
-from tf2torch.read.table import FOOTER_SIZE, Table, read_table
+from tf2torch.readers.table import FOOTER_SIZE, Table, read_table
 
 ENTRIES = sorted((f"layer{i // 3}/w{i:03d}".encode(), f"value-{i}".encode() * (i % 4)) for i in range(40))
 

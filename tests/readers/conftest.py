@@ -1,4 +1,4 @@
-"""Session fixtures for tests/read: real files written by TensorFlow into a temporary directory.
+"""Session fixtures for tests/readers: real files written by TensorFlow into a temporary directory.
 
 The checkpoint fixtures below return a checkpoint prefix (or SavedModel directory); the Keras readers'
 fixtures live in ``conftest_keras.py`` and are re-exported here. Everything is small and seeded.
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import require_tf
-from tests.read.conftest_keras import keras2_models, keras3_models  # noqa: F401  (Keras reader fixtures)
+from tests.readers.conftest_keras import keras2_models, keras3_models  # noqa: F401  (Keras reader fixtures)
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 

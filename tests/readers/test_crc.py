@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tf2torch.read import crc
+from tf2torch.readers import crc
 
 SIZES = [0, 1, 3, 4, 5, 63, 4095, 4096, 4097, 100_003, 1 << 20, (1 << 20) + 7, 3 * (1 << 20) + 1]
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.read.conftest import LEAD_CHECKPOINTS
-from tests.read.tablebuilder import field, varint
+from tests.readers.conftest import LEAD_CHECKPOINTS
+from tests.readers.tablebuilder import field, varint
 from tf2torch.errors import FormatError
-from tf2torch.read.checkpoint import read_checkpoint
-from tf2torch.read.metagraph import parse_meta_graph, read_meta_graph
+from tf2torch.readers.checkpoint import read_checkpoint
+from tf2torch.readers.metagraph import parse_meta_graph, read_meta_graph
 from tf2torch.spec import OpSpec
 
 EXPECTED = [
