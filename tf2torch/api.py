@@ -44,9 +44,14 @@ def read(path: str | Path, *, verify_crc: bool = True, config: str | Path | None
 
         spec = read_checkpoint(where, verify_crc=verify_crc)
     elif kind is _detect.Kind.SAVED_MODEL:
-        from .readers.checkpoint import read_savedmodel
+        from .readers.checkpoint import read_savedmodel, savedmodel_keras_metadata
 
         spec = read_savedmodel(where, verify_crc=verify_crc)
+        metadata = savedmodel_keras_metadata(where) if config is None else None
+        if metadata:  # a tf_keras SavedModel carries its architecture in keras_metadata.pb
+            from .readers.with_config import from_keras_metadata
+
+            spec = from_keras_metadata(spec, metadata)
     elif kind is _detect.Kind.KERAS_H5:
         from .readers.keras_h5 import read_keras_h5
 

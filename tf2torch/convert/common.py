@@ -55,20 +55,32 @@ def channels_last(ctx: Ctx) -> None:
         raise ctx.unsupported(f"data_format {fmt!r} is not supported", "save the model with channels_last")
 
 
-def bind(ctx: Ctx, names: list[str]) -> dict[str, Variable]:
-    """The layer's saved weights by Keras name, in Keras order.
+def _leaf(var: Variable) -> str:
+    """``conv1/kernel:0`` -> ``kernel``; Keras 3 object paths name some weights ``_kernel``."""
+    return (var.tf_name or var.name).split(":")[0].rsplit("/", 1)[-1].lstrip("_")
 
-    Keras 2 files name weights (``conv1/kernel:0``): bind by name. Keras 3 ``.keras`` files number them
-    (``vars/0``): bind by position, which is the order the layer created them in (``names``).
+
+def bind(ctx: Ctx, names: list[str]) -> dict[str, Variable]:
+    """The layer's saved weights by Keras name.
+
+    Named weights (Keras 2 ``conv1/kernel:0``, checkpoint ``full_name``s) bind by name: exactly, or by
+    the end of the Keras name (Keras 3 calls a DepthwiseConv2D's ``depthwise_kernel`` just ``kernel``).
+    Numbered weights (Keras 3 ``vars/0``) bind by position: the order the layer created them in.
     """
     weights = ctx.layer.weights
     if len(weights) != len(names):
         found = ", ".join(w.tf_name or w.name for w in weights) or "none"
         raise ctx.unsupported(f"expected {len(names)} weights ({', '.join(names)}), found {len(weights)} ({found})",
                               "the file does not match its own config; re-save the model")
-    by_leaf = {(w.tf_name or w.name).split(":")[0].rsplit("/", 1)[-1]: w for w in weights}
-    if set(by_leaf) == set(names):
-        return {n: by_leaf[n] for n in names}
+    leaves = [_leaf(w) for w in weights]
+    bound: dict[str, Variable] = {}
+    for name in names:
+        hits = [w for w, leaf in zip(weights, leaves) if leaf == name] or \
+               [w for w, leaf in zip(weights, leaves) if name.endswith("_" + leaf)]
+        if len(hits) == 1 and all(hits[0] is not b for b in bound.values()):
+            bound[name] = hits[0]
+    if len(bound) == len(names):
+        return bound
     return dict(zip(names, weights, strict=True))
 
 
