@@ -1,0 +1,252 @@
+"""``tf2torch verify``: correct conversions match (exit 0); broken ones exit 3 and name the layer where
+they start to diverge; JSON, report file, plot; TensorFlow or matplotlib missing is one line, exit 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tests.compare import breakers
+from tests.compare.conftest import KERAS2, KERAS3, ROOT, WRN
+from tests.conftest import require_tf
+from tf2torch.cli import main
+from tf2torch.compare import verify
+
+ATOL = 1e-4
+
+
+def cli(*args: object):
+    return CliRunner().invoke(main, ["verify", *map(str, args)])
+
+
+# -- correct conversions --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "source"), [("keras3", KERAS3), ("keras2", KERAS2)], ids=["keras3", "keras2-h5"])
+def test_keras_conversion_matches(outputs, name, source):
+    require_tf()
+    result = cli(source, outputs[name])
+    assert result.exit_code == 0, result.output
+    assert "MATCH" in result.output
+    for layer in ("conv1", "bn1", "pool1", "dw1", "conv2", "logits", "output_0"):
+        assert f"\n  {layer} " in result.output
+
+
+def test_keras_rows_in_network_order_with_small_diffs(outputs):
+    require_tf()
+    result = verify(KERAS3, outputs["keras3"])
+    assert result.ok and result.first_diverging is None
+    assert [r.name for r in result.rows] == ["conv1", "bn1", "pool1", "dw1", "conv2", "logits", "output_0"]
+    assert [r.torch for r in result.rows][:2] == ["conv1_act", "bn1"]  # conv1's output is after its ReLU
+    assert all(r.status == "ok" and r.max_abs < 1e-5 for r in result.rows)
+    assert result.rows[0].shape == (2, 8, 8, 8)  # TF's layout: PyTorch's NCHW moved back
+
+
+def test_wrn_meta_graph_matches(outputs):
+    """Seed 000 through the TF1 path: placeholder 'input' (NHWC), output 'fc/logits', a module per op."""
+    require_tf()
+    result = cli(WRN, outputs["wrn"], "--json")
+    assert result.exit_code == 0, result.output
+    rows = {r["name"]: r for r in json.loads(result.stdout)["rows"]}
+    assert rows["block2.layer.0.conv1"]["tf"] == "block2.layer.0/conv1/Conv2D:0"
+    assert rows["block2.layer.0.bn1"]["tf"] == "block2.layer.0/bn1/BatchNorm/FusedBatchNormV3:0"
+    assert rows["fc"]["tf"] == "fc/xw_plus_b:0"  # the BiasAdd after the MatMul: the Linear includes its bias
+    assert rows["output_0"]["tf"] == "fc/logits:0"
+    assert all(r["status"] == "ok" for r in rows.values())
+    assert rows["output_0"]["max_abs"] < 1e-5
+    assert rows["block2.layer.0.conv1"]["shape"] == [2, 16, 16, 64]  # NCHW hook output moved to TF's NHWC
+    assert not any(name.startswith("sub_block1") for name in rows)  # unused in forward(), never mapped
+
+
+def test_savedmodel_signature_matches(tmp_path):
+    """A SavedModel (tf_keras, with keras_metadata.pb) is compared on its serving signature's outputs."""
+    require_tf()
+    from tf2torch import api
+
+    source = ROOT / "fixtures" / "savedmodel" / "keras2"
+    api.convert(source, tmp_path / "out")
+    result = verify(source, tmp_path / "out")
+    assert result.ok and result.source_kind == "savedmodel"
+    assert [r.kind for r in result.rows] == ["output"]
+
+
+def test_given_inputs_in_pytorch_layout(outputs, tmp_path):
+    require_tf()
+    io = np.load(ROOT / "fixtures" / "keras3" / "io.npz")
+    np.save(tmp_path / "x.npy", np.moveaxis(io["input"], -1, 1))  # NHWC -> the model's NCHW
+    result = verify(KERAS3, outputs["keras3"], inputs=tmp_path / "x.npy")
+    assert result.ok and result.inputs[0]["origin"] == "given"
+    assert result.inputs[0]["tf_shape"] == list(io["input"].shape)
+
+
+@pytest.mark.parametrize(("tf_padding", "ok"), [("same", True), (None, False)], ids=["tf-padding-same", "as-written"])
+def test_user_model_from_keras(tmp_path, tf_padding, ok):
+    """--model with a Keras source: a Keras layer pairs with the module its weights went to; the
+    layer's fused ReLU is applied to the module's output before comparing."""
+    require_tf()
+    from tf2torch import api
+
+    user = Path(__file__).with_name("user_cnn.py")
+    api.convert(KERAS2, tmp_path / "out", model=f"{user}:SmallCnn", input_shape=(2, 3, 16, 16), tf_padding=tf_padding)
+    result = verify(KERAS2, tmp_path / "out")
+    assert result.ok is ok and result.mode == "model"
+    assert [r.name for r in result.rows] == ["conv1", "bn1", "dw1", "conv2", "logits", "output_0"]
+    assert "'relu'" in result.rows[0].note
+    assert result.first_diverging == (None if ok else "conv1")
+
+
+# -- broken conversions ---------------------------------------------------------------------------
+
+
+def _wrn_pad(out: Path) -> None:
+    breakers.drop_rewrite(out, "pad", "block2.layer.0.conv1")
+
+
+def _wrn_eps(out: Path) -> None:
+    breakers.drop_rewrite(out, "eps", "block2.layer.1.bn1")
+
+
+BROKEN = [
+    # (conversion, how it is broken, the source, the first diverging layer it must name)
+    ("keras3", lambda out: breakers.symmetric_padding(out, "conv1"), KERAS3, "conv1"),
+    ("keras3", lambda out: breakers.bn_epsilon(out, "bn1", 1e-5), KERAS3, "bn1"),
+    ("keras2", lambda out: breakers.symmetric_padding(out, "conv2", (1, 0)), KERAS2, "conv2"),
+    ("wrn", _wrn_pad, WRN, "block2.layer.0.conv1"),
+    ("wrn", _wrn_eps, WRN, "block2.layer.1.bn1"),
+    ("square", lambda out: breakers.transpose_weight(out, "square.weight"), None, "square"),
+]
+BROKEN_IDS = ["keras3-symmetric-pad", "keras3-bn-eps", "keras2-symmetric-pad-conv2", "wrn-symmetric-pad",
+              "wrn-bn-eps", "transposed-square-dense"]
+
+
+@pytest.mark.parametrize(("name", "brk", "source", "layer"), BROKEN, ids=BROKEN_IDS)
+def test_broken_conversion_names_first_diverging_layer(outputs, tmp_path, name, brk, source, layer):
+    require_tf()
+    out = breakers.copy_outdir(outputs[name], tmp_path / "broken")
+    brk(out)
+    source = source or outputs.source_of(name)
+    result = cli(source, out, "--json")
+    assert result.exit_code == 3, result.output
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "mismatch" and data["ok"] is False
+    assert data["first_diverging"] == layer
+    statuses = [(r["name"], r["status"]) for r in data["rows"] if r["kind"] == "layer"]
+    first = [n for n, _ in statuses].index(layer)
+    assert all(s == "ok" for _, s in statuses[:first]), statuses  # everything before it still matches
+
+
+# -- tolerance semantics --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("actual", "expected", "ok", "max_abs", "max_rel"), [
+    ([1.0, 2.0], [1.0, 2.0], True, 0.0, 0.0),
+    ([1.0 + 1.5e-4, 0.0], [1.0, 0.0], True, 1.5e-4, 1.5e-4),  # within atol + rtol * |b| = 2e-4
+    ([1.0 + 2.5e-4, 0.0], [1.0, 0.0], False, 2.5e-4, 2.5e-4),
+    ([0.0, 5e-5], [0.0, 0.0], True, 5e-5, 0.0),  # rel over nonzero references only
+    ([np.nan, 1.0], [np.nan, 1.0], True, 0.0, 0.0),  # NaN on both sides matches
+    ([np.nan, 1.0], [0.0, 1.0], False, np.inf, 0.0),
+    ([np.inf, 1.0], [np.inf, 1.0], True, 0.0, 0.0),
+], ids=["equal", "within-atol-rtol", "beyond", "zero-reference", "nan-both", "nan-one", "inf-both"])
+def test_stats(actual, expected, ok, max_abs, max_rel):
+    from tf2torch.compare.compare import stats
+
+    s = stats(np.array(actual), np.array(expected), atol=1e-4, rtol=1e-4)
+    assert s.ok is ok
+    assert s.max_abs == pytest.approx(max_abs, rel=1e-6)
+    assert s.max_rel == pytest.approx(max_rel, rel=1e-6)
+
+
+# -- output formats -------------------------------------------------------------------------------
+
+
+def test_json_has_rows_and_verdict(outputs):
+    require_tf()
+    result = cli(KERAS3, outputs["keras3"], "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "match" and data["ok"] is True and data["first_diverging"] is None
+    assert data["atol"] == ATOL and data["inputs"][0]["shape"] == [2, 3, 16, 16]
+    row = data["rows"][0]
+    assert set(row) >= {"name", "kind", "tf", "torch", "shape", "max_abs", "max_rel", "status"}
+    assert row["name"] == "conv1" and row["shape"] == [2, 8, 8, 8] and row["status"] == "ok"
+    assert data["rows"][-1]["kind"] == "output"
+
+
+def test_report_file_and_plot(outputs, tmp_path):
+    require_tf()
+    out = breakers.copy_outdir(outputs["keras3"], tmp_path / "broken")
+    breakers.bn_epsilon(out, "bn1", 1e-5)
+    report, png = tmp_path / "verdict.json", tmp_path / "layers.png"
+    result = cli(KERAS3, out, "--report", report, "--plot", png, "-q")
+    assert result.exit_code == 3
+    assert result.stdout == ""  # a mismatch is printed even with -q, on stderr
+    assert "MISMATCH: first diverging layer: 'bn1': max abs" in result.stderr
+    assert "  bn1       (2, 8, 8, 8)" in result.stderr and "DIVERGED  <- first diverging" in result.stderr
+    assert json.loads(report.read_text())["first_diverging"] == "bn1"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+BLOCK = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {module!r}:
+            raise ImportError("No module named {module!r}")
+
+sys.meta_path.insert(0, Block())
+sys.argv = ["tf2torch", "verify", *{args!r}]
+from tf2torch.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize(("module", "extra", "args"), [
+    ("tensorflow", "tf2torch[tf]", []),
+    ("matplotlib", "tf2torch[plot]", ["--plot", "x.png"]),
+], ids=["no-tensorflow", "no-matplotlib"])
+def test_missing_extra_is_one_line(outputs, tmp_path, module, extra, args):
+    code = textwrap.dedent(BLOCK).format(module=module, args=[str(KERAS3), str(outputs["keras3"]), *args])
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("tf2torch:")]
+    assert len(lines) == 1 and f"pip install '{extra}'" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bare_outdir_is_a_usage_error(tmp_path):
+    (tmp_path / "report.json").write_text(json.dumps({"mode": "bare", "entries": []}))
+    result = cli(KERAS3, tmp_path)
+    assert result.exit_code == 2
+    assert "no model.py" in result.stderr
+
+
+def test_not_a_convert_output(tmp_path):
+    result = cli(KERAS3, tmp_path)
+    assert result.exit_code == 2 and "no report.json" in result.stderr
+
+
+def test_input_shape_in_the_wrong_layout(outputs):
+    require_tf()
+    result = cli(KERAS3, outputs["keras3"], "--input-shape", "1,16,16,3")
+    assert result.exit_code == 2
+    assert "PyTorch model's layout" in result.stderr
+
+
+def test_tf_output_must_exist(outputs):
+    require_tf()
+    result = cli(WRN, outputs["wrn"], "--tf-output", "nope")
+    assert result.exit_code == 2 and "--tf-output 'nope'" in result.stderr
+    ok = cli(WRN, outputs["wrn"], "--tf-input", "input", "--tf-output", "fc/logits:0", "-q")
+    assert ok.exit_code == 0 and ok.output == ""
