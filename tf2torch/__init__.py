@@ -4,12 +4,13 @@
     >>> spec = tf2torch.read("fixtures/keras3/cnn.keras")      # no TensorFlow needed
     >>> result = tf2torch.convert("fixtures/keras3/cnn.keras", "out")
 
-``tf2torch.verify`` (TensorFlow needed) lives in ``tf2torch.verify``.
+    >>> tf2torch.verify("fixtures/keras3/cnn.keras", "out").ok    # TensorFlow needed
+    True
 """
 
 from . import api
-from .api import Conversion, convert, read
+from .api import Conversion, convert, read, verify
 from .errors import Tf2TorchError
 
-__all__ = ["Conversion", "Tf2TorchError", "api", "convert", "read"]
+__all__ = ["Conversion", "Tf2TorchError", "api", "convert", "read", "verify"]
 __version__ = "0.1.0"

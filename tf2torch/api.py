@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import dtypes
 from .errors import MappingError, UsageError
@@ -175,6 +176,24 @@ def convert(
     conversion.files = write_outputs(Path(out_dir), plans, report, model_source, weights_format, taps,
                                      force=force, progress=progress)
     return conversion
+
+
+def verify(source: str | Path, out_dir: str | Path, **options: Any):
+    """Run ``source`` in TensorFlow and ``out_dir``'s converted model in PyTorch; compare per layer.
+
+    Needs the ``tf`` extra. Keyword options as ``tf2torch.compare.verify`` (``input_shape``, ``inputs``,
+    ``atol``, ``rtol``, ``seed``, ``report_file``, ``plot``, ``tf_inputs``, ``tf_outputs``).
+
+    Returns:
+        A ``VerifyResult``: ``.ok``, ``.first_diverging``, per-layer ``.rows``, ``.to_json()``.
+
+    Example:
+        >>> tf2torch.verify("fixtures/keras3/cnn.keras", "out").ok
+        True
+    """
+    from .compare import verify as _verify
+
+    return _verify(source, out_dir, **options)
 
 
 def _keras_input_shapes(spec: ModelSpec, shape: tuple[int, ...], channels_last: bool) -> dict[str, tuple]:
