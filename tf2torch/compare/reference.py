@@ -20,11 +20,33 @@ from ..errors import MissingDependencyError
 INSTALL_HINT = "pip install 'tf2torch[tf]'"
 
 
+@contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """Silence file descriptor 2 while TF's C++ runtime starts: absl and the CUDA probe print there
+    before TF_CPP_MIN_LOG_LEVEL is read ("Could not find cuda drivers ..."), which is noise in CI logs."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no real stderr (embedded interpreter): nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def import_tf() -> ModuleType:
     """TensorFlow, or a one-line error naming the extra that installs it."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TF's C++ start-up chatter, not ours to show
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TF's C++ start-up chatter, not ours to show
     try:
-        import tensorflow as tf
+        with _quiet_fd2():
+            import tensorflow as tf
+
+            tf.config.list_logical_devices("CPU")  # device probing (CUDA) happens here, still silenced
     except ImportError as exc:
         raise MissingDependencyError(f"verify runs the original model in TensorFlow, which cannot be imported "
                                      f"({exc}); install it with: {INSTALL_HINT}") from None

@@ -90,7 +90,11 @@ class Report:
                  + ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
         show = STATUSES if verbose else ("unexpected", "missing", "mismatched")
         for status in show:
-            for e in self.by_status(status):
+            entries = self.by_status(status)
+            if not verbose and len(entries) > 10:  # keep the terminal readable; report.json has them all
+                lines.append(f"  {status:<10} {len(entries)} entries, the first 10 (all in report.json):")
+                entries = entries[:10]
+            for e in entries:
                 arrow = f"{e.source} -> {e.key}" if e.source and e.key else (e.source or e.key)
                 extra = "; ".join(x for x in (e.layout if e.layout != "unchanged" else "", e.reason) if x)
                 lines.append(f"  {status:<10} {arrow}" + (f"  ({extra})" if extra else ""))
