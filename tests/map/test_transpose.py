@@ -36,6 +36,8 @@ def paths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.setattr(transpose, "_SMALL", 0)
         monkeypatch.setattr(transpose, "TILE_ROWS", 3)  # tiny tiles: many partial edge tiles
         monkeypatch.setattr(transpose, "TILE_COLS", 5)
+        monkeypatch.setattr(transpose, "STAGE_ROWS", 3)
+        monkeypatch.setattr(transpose, "STAGE_COLS", 5)
 
 
 NAMED = {

@@ -68,15 +68,27 @@ def test_mask_known_value():
 
 
 def test_backend_falls_back_to_numpy(monkeypatch):
-    import builtins
+    import sys
 
-    real_import = builtins.__import__
-
-    def no_crc32c(name, *args, **kwargs):
-        if name == "crc32c":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_crc32c)
+    monkeypatch.setitem(sys.modules, "crc32c", None)  # how Python marks a module as not importable
     backend, impl = crc._select()
     assert backend == "numpy" and impl(b"123456789", 0) == 0xE3069283
+
+
+def test_backend_loaded_without_the_package_init(monkeypatch):
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("crc32c") is None:
+        pytest.skip("the crc32c package is not installed")
+    monkeypatch.delitem(sys.modules, "crc32c", raising=False)
+    backend, impl = crc._select()
+    assert backend == "crc32c" and impl(b"123456789", 0) == 0xE3069283
+    assert "crc32c" not in sys.modules  # its __init__ (importlib.metadata) was not run
+
+
+def test_small_inputs_need_no_backend(monkeypatch):
+    monkeypatch.setattr(crc, "_selected", None)
+    monkeypatch.setattr(crc, "_lazy_left", 100)
+    assert crc.crc32c(b"123456789") == 0xE3069283 and crc._selected is None
+    assert crc.crc32c(bytes(200)) == _reference(bytes(200)) and crc._selected is not None

@@ -92,7 +92,8 @@ class GeneratedFile:
         parts = [f'"""{_docstring(self.doc)}"""', "",
                  "import json  # noqa: F401", "import math  # noqa: F401", "import struct  # noqa: F401",
                  "from pathlib import Path", "",
-                 "import torch", "import torch.nn as nn", "import torch.nn.functional as F  # noqa: F401", ""]
+                 "import torch", "import torch.nn as nn", "import torch.nn.functional as F  # noqa: F401", "",
+                 ""]  # two blank lines after the imports (PEP 8 / ruff I001 before a class or def)
         parts += [h.rstrip() + "\n\n" for h in self.helpers]
         parts += [c.render() + "\n\n" for c in self.classes]
         parts.append(self.footer.rstrip())

@@ -24,3 +24,64 @@ class KerasNormalization(nn.Module):
         shape[self.dim] = -1
         std = torch.clamp(torch.sqrt(self.variance.view(shape)), min=1e-7)
         return (x - self.mean.view(shape)) / std
+
+
+class KerasRescaling(nn.Module):
+    """keras.layers.Rescaling with per-channel ``scale`` / ``offset`` lists: x * scale + offset along ``dim``."""
+
+    def __init__(self, channels, dim):
+        super().__init__()
+        self.dim = int(dim)
+        self.register_buffer("scale", torch.ones(channels))
+        self.register_buffer("offset", torch.zeros(channels))
+
+    def forward(self, x):
+        shape = [1] * x.dim()
+        shape[self.dim] = -1
+        return x * self.scale.view(shape) + self.offset.view(shape)
+
+
+class KerasLayerScale(nn.Module):
+    """ConvNeXt's LayerScale (keras.applications): x * gamma, one trainable gamma per channel along ``dim``."""
+
+    def __init__(self, channels, dim):
+        super().__init__()
+        self.dim = int(dim)
+        self.gamma = nn.Parameter(torch.ones(channels))
+
+    def forward(self, x):
+        shape = [1] * x.dim()
+        shape[self.dim] = -1
+        return x * self.gamma.view(shape)
+
+
+class KerasMultiHeadAttention(nn.Module):
+    """keras.layers.MultiHeadAttention attending over axis 1 of (N, T, D) inputs.
+
+    One Linear per Keras sublayer (query, key, value, attention_output; heads flattened into the
+    features), then softmax((query / sqrt(key_dim)) @ keyᵀ) @ value per head, as Keras computes it.
+    """
+
+    def __init__(self, query_size, key_size, value_size, num_heads, key_dim, value_dim, output_dim,
+                 use_bias=True):
+        super().__init__()
+        self.num_heads, self.key_dim, self.value_dim = num_heads, key_dim, value_dim
+        self.scale = 1.0 / float(key_dim) ** 0.5
+        self.query = nn.Linear(query_size, num_heads * key_dim, bias=use_bias)
+        self.key = nn.Linear(key_size, num_heads * key_dim, bias=use_bias)
+        self.value = nn.Linear(value_size, num_heads * value_dim, bias=use_bias)
+        self.attention_output = nn.Linear(num_heads * value_dim, output_dim, bias=use_bias)
+
+    def forward(self, query, value, key=None, use_causal_mask=False, return_attention_scores=False):
+        key = value if key is None else key
+        # (N, T, heads * dim) -> (N, heads, T, dim)
+        q = self.query(query).unflatten(-1, (self.num_heads, self.key_dim)).transpose(1, 2)
+        k = self.key(key).unflatten(-1, (self.num_heads, self.key_dim)).transpose(1, 2)
+        v = self.value(value).unflatten(-1, (self.num_heads, self.value_dim)).transpose(1, 2)
+        scores = (q * self.scale) @ k.transpose(-1, -2)  # Keras scales the query, then multiplies
+        if use_causal_mask:  # query step i sees key steps j <= i
+            allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        scores = torch.softmax(scores, dim=-1)
+        out = self.attention_output((scores @ v).transpose(1, 2).flatten(2))
+        return (out, scores) if return_attention_scores else out

@@ -1,3 +1,3 @@
 """Keras layer converters. Each module registers its converters on import (explicit list, no ``*``)."""
 
-from . import activation, conv, dense, merge, misc, norm, pool, reshape  # noqa: F401  (registration)
+from . import activation, applications, attention, conv, dense, merge, misc, norm, ops, pool, reshape, rnn  # noqa: F401  (registration)

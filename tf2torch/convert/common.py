@@ -130,6 +130,9 @@ def activation_ops(ctx: Ctx, activation: Any, info: TensorInfo, suffix: str = "a
         "relu": "nn.ReLU", "relu6": "nn.ReLU6", "sigmoid": "nn.Sigmoid", "tanh": "nn.Tanh",
         "swish": "nn.SiLU", "silu": "nn.SiLU", "elu": "nn.ELU", "selu": "nn.SELU", "softplus": "nn.Softplus",
         "softsign": "nn.Softsign", "mish": "nn.Mish", "hard_swish": "nn.Hardswish",
+        # Keras 3 saves Activation("hard_swish") under its canonical name "hard_silu": x * relu6(x + 3) / 6.
+        "hard_silu": "nn.Hardswish", "hard_tanh": "nn.Hardtanh", "log_sigmoid": "nn.LogSigmoid",
+        "tanh_shrink": "nn.Tanhshrink", "celu": "nn.CELU",
     }
     if name in simple:
         return (apply_module(Module(simple[name]), suffix),)
@@ -144,6 +147,9 @@ def activation_ops(ctx: Ctx, activation: Any, info: TensorInfo, suffix: str = "a
     if name in ("softmax", "log_softmax"):
         cls = "nn.Softmax" if name == "softmax" else "nn.LogSoftmax"
         return (apply_module(Module(cls, kwargs=(("dim", torch_axis(-1, info)),)), suffix),)
+    if name in ("soft_shrink", "hard_shrink"):  # keras.activations.*_shrink default threshold=0.5
+        cls = "nn.Softshrink" if name == "soft_shrink" else "nn.Hardshrink"
+        return (apply_module(Module(cls, (0.5,)), suffix),)
     if name == "exponential":
         return (Op("torch.exp({x})"),)
     raise ctx.unsupported(f"activation {activation!r} is not supported")

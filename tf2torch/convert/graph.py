@@ -171,6 +171,10 @@ class GraphConverter:
                                            f"modules ({state.ctors[op.suffix]} vs {ctor}); pass --input-shape")
                 m = f"self.{state.attrs[op.suffix]}"
                 last_module = m
+            if op.expr.count("{x}") > 1 and not x.isidentifier():  # used twice (a tuple's items): evaluate once
+                tmp = local.create(layer.name, "t")
+                cls.lines.append(f"{tmp} = {x}")
+                x = tmp
             x = op.expr.format(*exprs, m=m, x=x)
             if len(x) > _SPLIT_AT and n < len(conv.ops) - 1:
                 tmp = local.create(layer.name, "t")
@@ -199,7 +203,9 @@ class GraphConverter:
                 infos.append(value.info)
                 continue
             expr, info = layouts_rt.convert(value.expr, value.info, target)
-            exprs.append(expr if expr == value.expr else f"({expr})")
+            # Value.expr is a local name and layouts_rt only appends calls (.movedim(...)): the result is
+            # atomic, so no parentheses (they would read "f((x.movedim(-1, 1)))", ruff UP034).
+            exprs.append(expr)
             infos.append(info)
         return exprs, infos
 

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+from ..readers.keras_config import ARGS_KWARG
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import torch_axis
+from .ops import operands
 from .registry import converter
 
 
 def _operands(ctx: Ctx) -> list[str]:
+    if ARGS_KWARG in ctx.call.kwargs:
+        # A legacy .h5 written by Keras 3 drops the module of op layers: ``x * 2.0`` is saved as class
+        # "Multiply" with a constant among its arguments, which a Multiply layer can never have.
+        return operands(ctx)
     if len(ctx.inputs) < 2 and ctx.layer.class_name != "Subtract":
         raise ctx.unsupported(f"expected at least 2 inputs, found {len(ctx.inputs)}")
-    return [f"{{{i}}}" for i in range(len(ctx.inputs))]
+    top = max(i.rank for i in ctx.inputs)
+    out = []
+    for i, info in enumerate(ctx.inputs):
+        # Keras merges expand a lower-rank input right after the batch axis ((N, C) -> (N, 1, 1, C)),
+        # not on the left as torch broadcasting would ((1, 1, N, C)): insert the axes explicitly, after
+        # the channels when the tensor is channels-first ((N, C) -> (N, C, 1, 1)).
+        new_axes = ", None" * (top - info.rank)
+        keep = ":, :" if ctx.inputs[0].layout == "cf" and top > 2 else ":"
+        out.append(f"{{{i}}}[{keep}{new_axes}]" if new_axes else f"{{{i}}}")
+    return out
 
 
 def _broadcast(ctx: Ctx) -> TensorInfo:
@@ -25,9 +40,10 @@ def add(ctx: Ctx) -> Converted:
 
 @converter("Subtract", wants="same")
 def subtract(ctx: Ctx) -> Converted:
-    if len(ctx.inputs) != 2:
-        raise ctx.unsupported(f"Subtract takes exactly 2 inputs, found {len(ctx.inputs)}")
-    return Converted((Op("{0} - {1}"),), (_broadcast(ctx),))
+    ops = _operands(ctx)
+    if len(ops) != 2:
+        raise ctx.unsupported(f"Subtract takes exactly 2 inputs, found {len(ops)}")
+    return Converted((Op(f"{ops[0]} - {ops[1]}"),), (_broadcast(ctx),))
 
 
 @converter("Multiply", wants="same")
@@ -44,9 +60,13 @@ def average(ctx: Ctx) -> Converted:
 @converter("Maximum", "Minimum", wants="same")
 def extremum(ctx: Ctx) -> Converted:
     fn = "torch.maximum" if ctx.layer.class_name == "Maximum" else "torch.minimum"
-    expr = "{0}"
-    for i in range(1, len(_operands(ctx))):
-        expr = f"{fn}({expr}, {{{i}}})"
+    ops = _operands(ctx)
+    if len(ctx.inputs) == 1 and len(ops) == 2:  # an op with a number (Keras 3 .h5, see _operands)
+        bound = ops[1] if ops[0] == "{0}" else ops[0]
+        return Converted((Op(f"{{0}}.clamp({'min' if fn == 'torch.maximum' else 'max'}={bound})"),), (ctx.x,))
+    expr = ops[0]
+    for op in ops[1:]:
+        expr = f"{fn}({expr}, {op})"
     return Converted((Op(expr),), (_broadcast(ctx),))
 
 

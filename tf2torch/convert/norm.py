@@ -3,6 +3,8 @@ and the preprocessing layers Normalization and Rescaling."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..map import layouts
@@ -72,12 +74,42 @@ def layer_norm(ctx: Ctx) -> Converted:
                      notes=(f"epsilon {eps:g} carried over (PyTorch's default is 1e-5)",))
 
 
+def _per_channel(ctx: Ctx, key: str, default: float) -> np.ndarray:
+    """A config constant as one float32 per channel (the last Keras axis), broadcast like numpy does.
+
+    Keras writes a number, a list (possibly nested, e.g. [[[0.485, 0.456, 0.406]]]), or, for a numpy
+    array in Keras 3, ``{"class_name": "__numpy__", "config": {"value": [...]}}``.
+    """
+    value = ctx.config.get(key, default)
+    if isinstance(value, Mapping) and value.get("class_name") == "__numpy__":
+        value = (value.get("config") or {}).get("value")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = np.asarray(None)
+    channels = ctx.x.shape[-1]
+    if isinstance(value, bool) or array.dtype != np.float64 or channels is None:
+        raise ctx.unsupported(f"config {key!r} should be a number or one number per channel, found {value!r}")
+    if array.size == 1:
+        return np.full(channels, array.item(), dtype=np.float32)
+    if array.shape[-1:] != (channels,) or array.size != channels:
+        raise ctx.unsupported(f"config {key!r} of shape {array.shape}: only a scalar or one value per channel "
+                              f"({channels}) along the last axis is supported")
+    return array.reshape(channels).astype(np.float32)
+
+
 @converter("Rescaling", wants="any")
 def rescaling(ctx: Ctx) -> Converted:
     scale, offset = ctx.config.get("scale", 1.0), ctx.config.get("offset", 0.0)
-    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (scale, offset)):
-        raise ctx.unsupported(f"per-channel scale/offset ({scale!r}, {offset!r}); only scalars are supported")
-    return Converted((Op(f"{{x}} * {float(scale)!r} + {float(offset)!r}"),), (ctx.x,))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (scale, offset)):
+        return Converted((Op(f"{{x}} * {float(scale)!r} + {float(offset)!r}"),), (ctx.x,))
+    # Per-channel lists (EfficientNet with ImageNet weights: scale=[1/sqrt(std), ...]) broadcast along
+    # Keras's last axis, i.e. the channels: buffers viewed along the channel dim of our layout.
+    scales, offsets = _per_channel(ctx, "scale", 1.0), _per_channel(ctx, "offset", 0.0)
+    module = Module("KerasRescaling", (len(scales), torch_axis(-1, ctx.x)))
+    params = (Param("", "scale", layouts.IDENTITY, const=scales),
+              Param("", "offset", layouts.IDENTITY, const=offsets))
+    return Converted((apply_module(module),), (ctx.x,), params, helpers=("KerasRescaling",))
 
 
 @converter("Normalization", wants="any")
@@ -87,12 +119,17 @@ def normalization(ctx: Ctx) -> Converted:
         raise ctx.unsupported("Normalization over an axis other than the last")
     if ctx.config.get("invert"):
         raise ctx.unsupported("Normalization(invert=True)")
-    if ctx.config.get("mean") is not None:
-        raise ctx.unsupported("Normalization with mean/variance in the config", "adapt() the layer and re-save")
-    w = bind(ctx, ["mean", "variance", "count"])
     channels = ctx.x.shape[-1]
     dim = torch_axis(-1, ctx.x)
-    flat = layouts.get("flatten_to_1d")
     module = Module("KerasNormalization", (channels, dim))
+    if ctx.config.get("mean") is not None:
+        # mean/variance given to the constructor (EfficientNetV2's ImageNet statistics) live in the
+        # config, not in the weights: the layer has no variables then, so they become constant buffers.
+        mean, variance = _per_channel(ctx, "mean", 0.0), _per_channel(ctx, "variance", 1.0)
+        params = (Param("", "mean", layouts.IDENTITY, const=mean),
+                  Param("", "variance", layouts.IDENTITY, const=variance))
+        return Converted((apply_module(module),), (ctx.x,), params, helpers=("KerasNormalization",))
+    w = bind(ctx, ["mean", "variance", "count"])
+    flat = layouts.get("flatten_to_1d")
     params = (param("", "mean", w["mean"], flat), param("", "variance", w["variance"], flat))
     return Converted((apply_module(module),), (ctx.x,), params, helpers=("KerasNormalization",))

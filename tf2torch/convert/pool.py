@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Converted, Ctx, Module, Op, TensorInfo
-from .common import apply_module, cfg_bool, cfg_ints, cfg_str, channels_last, spatial
+from .base import Converted, Ctx, Op, TensorInfo
+from .common import cfg_bool, cfg_ints, cfg_str, channels_last, spatial
 from .padding import conv_out_size, pool_ops
 from .registry import converter
 

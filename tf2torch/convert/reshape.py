@@ -40,9 +40,9 @@ def reshape(ctx: Ctx) -> Converted:
         known = _known(ctx.x.shape)
         rest = math.prod(v for v in shape if v != -1)
         shape[shape.index(-1)] = None if known is None or rest == 0 else known // rest
-    dims = ", ".join(str(v) for v in target)
+    dims = ", ".join(str(v) for v in target) + ("," if len(target) == 1 else "")
     # flatten + unflatten evaluates the input once and allows one -1, as Keras does
-    return Converted((Op(f"{{x}}.flatten(1).unflatten(1, ({dims},))"),), (TensorInfo(tuple(shape), "keras"),))
+    return Converted((Op(f"{{x}}.flatten(1).unflatten(1, ({dims}))"),), (TensorInfo(tuple(shape), "keras"),))
 
 
 @converter("Permute", wants="keras")

@@ -33,14 +33,26 @@ class Step:
     value: float = 0.0
 
     def shape(self, shape: Shape) -> Shape:
+        # Shapes come from files: a weight of the wrong rank or size for its layer must fail here, as a
+        # MappingError, before any plan exists (not as IndexError here or ValueError in apply()).
         if self.kind == "reshape":
             assert self.shape_fn is not None
-            new = self.shape_fn(shape)
+            try:
+                new = self.shape_fn(shape)
+            except IndexError:
+                raise MappingError(f"cannot reshape {shape}: it has too few dimensions") from None
             if math.prod(new) != math.prod(shape):
                 raise MappingError(f"cannot reshape {shape} to {new}")
             return new
         if self.kind == "permute":
+            if len(shape) != len(self.axes):
+                raise MappingError(f"expected a rank-{len(self.axes)} weight, found shape {shape}")
             return tuple(shape[a] for a in self.axes)
+        if self.kind == "slice" and (not shape or (self.stop or 0) > shape[0]):
+            raise MappingError(f"cannot take rows [{self.start}, {self.stop}) of shape {shape}")
+        blocks = len(self.order) if self.kind == "gates" else self.blocks if self.kind == "add_block" else 0
+        if blocks and (not shape or shape[0] % blocks):
+            raise MappingError(f"cannot split shape {shape} into {blocks} gate blocks along its first axis")
         if self.kind == "slice":
             stop = shape[0] if self.stop is None else self.stop
             return (stop - self.start, *shape[1:])

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import DType
+from ..errors import MappingError
 from ..spec import ModelSpec, Variable
 from ..write.plan import TensorPlan
 from . import layouts
@@ -30,7 +31,11 @@ def plan_tensor(key: str, var: Variable, layout: Layout, dtype: DType | None = N
     def produce() -> np.ndarray:
         return dtypes.cast(layout.apply(var.read()), var.dtype, out)
 
-    return TensorPlan(key=key, dtype=out, shape=layout.out_shape(var.shape), produce=produce, source=var.name)
+    try:
+        shape = layout.out_shape(var.shape)
+    except MappingError as exc:  # the weight's stored shape does not fit its layer (corrupt file)
+        raise MappingError(f"{var.name!r} -> {key!r}: layout {layout.describe}: {exc}") from None
+    return TensorPlan(key=key, dtype=out, shape=shape, produce=produce, source=var.name)
 
 
 def _mapped(var: Variable, key: str, layout: Layout, how: str) -> Entry:

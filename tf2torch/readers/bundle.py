@@ -9,8 +9,11 @@ Format facts (tensorflow/core/util/tensor_bundle/tensor_bundle.cc, core/protobuf
 * a partitioned variable's entry has ``slices`` and no data; each slice is its own entry under an
   OrderedCode key (``slicekey.py``). Slice entries are hidden here and joined on read.
 
-Opening a bundle reads only the ``.index`` and stats the data files; tensor bytes are read on demand
-into a fresh buffer per tensor (nothing stays mapped or cached) and their CRC32C is checked.
+Opening a bundle reads only the ``.index`` and stats the data files. Tensor bytes are read on demand:
+a tensor of at least ``_MAP_MIN`` bytes is memory-mapped on its own (read-only; no copy, and the
+mapping goes with the last array using it), smaller ones are read into a fresh buffer. The CRC32C is
+checked before the array is handed out, chunk by chunk over the mapping, dropping each chunk's pages
+behind the check (``tf2torch.pages``) so that checking a large tensor does not make it resident.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 
 from ..dtypes import DType, from_tf_enum
 from ..errors import FormatError, IntegrityError, UnsupportedError
+from ..pages import Pages, map_file
 from ..spec import Role, Variable
 from . import slicekey
 from .crc import crc32c, unmask
@@ -34,6 +38,9 @@ from .table import Table
 _FIX = "re-save the checkpoint, or restore its files from a backup"
 _BUNDLE_VERSION = 1  # kTensorBundleVersion: the consumer version we implement
 _CHUNK = 64 << 20  # read granularity for large tensors
+# Mapping costs a few system calls and page-table work; below this size a plain read is cheaper.
+_MAP_MIN = 1 << 20
+_CRC_CHUNK = 16 << 20  # CRC granularity over a mapping: pages are dropped behind each chunk
 
 
 def data_path(prefix: str, shard: int, num_shards: int) -> Path:
@@ -220,6 +227,8 @@ class Bundle:
     def _read_entry(self, entry: Entry) -> np.ndarray:
         path = self.data_path(entry.shard)
         where = f"{path} variable {entry.key!r}"
+        if entry.dtype.name != "string" and entry.size >= _MAP_MIN:
+            return self._map_entry(entry, path, where)
         buf = np.empty(entry.size, np.uint8)
         try:
             with open(path, "rb") as f:
@@ -238,10 +247,33 @@ class Bundle:
         if entry.dtype.name == "string":
             strings = decode_string_tensor(buf, entry.numel, self.verify_crc, where, entry.crc)
             return strings.reshape(entry.shape)
-        if self.verify_crc and crc32c(buf) != entry.crc:
-            raise IntegrityError(f"{where}: expected CRC32C {entry.crc:#010x}, computed {crc32c(buf):#010x} "
-                                 f"over {entry.size} bytes (data corrupt); {_FIX}")
+        if self.verify_crc:
+            self._check_crc(entry, buf, where)
         return buf.view(entry.dtype.storage).reshape(entry.shape)
+
+    def _map_entry(self, entry: Entry, path: Path, where: str) -> np.ndarray:
+        """A numeric tensor as a read-only view of its own mapping of the data file, CRC-checked."""
+        try:
+            with open(path, "rb") as f:
+                # Re-checked just before mapping: touching pages past a shortened file would be SIGBUS.
+                self._check_range(entry, {entry.shard: os.fstat(f.fileno()).st_size})
+                data = map_file(f, entry.offset, entry.size)
+        except OSError as exc:
+            raise FormatError(f"{where}: cannot map the data shard ({exc.strerror or exc}); {_FIX}") from None
+        if self.verify_crc:
+            self._check_crc(entry, data, where)
+        return data.view(entry.dtype.storage).reshape(entry.shape)
+
+    def _check_crc(self, entry: Entry, data: np.ndarray, where: str) -> None:
+        pages = Pages.of(data) if entry.size > _CRC_CHUNK else None
+        crc = 0
+        for start in range(0, entry.size, _CRC_CHUNK):
+            crc = crc32c(data[start:start + _CRC_CHUNK], crc)
+            if pages is not None:
+                pages.release(start + _CRC_CHUNK)
+        if crc != entry.crc:
+            raise IntegrityError(f"{where}: expected CRC32C {entry.crc:#010x}, computed {crc:#010x} "
+                                 f"over {entry.size} bytes (data corrupt); {_FIX}")
 
     def variable(self, key: str, name: str | None = None, role: Role = Role.WEIGHT, note: str = "",
                  tf_name: str = "") -> Variable:

@@ -9,14 +9,14 @@ Example::
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from ..errors import FormatError
 from ..spec import Format, ModelSpec, Role, Variable
 from .bundle import Bundle
-from .metagraph import parse_meta_graph, read_meta_graph
+from .keras_config import load_json
+from .metagraph import meta_graph_ops, parse_meta_graph
 from .objectgraph import GRAPH_KEY, ObjectGraph
 from .proto import Message
 from .roles import classify_tf1
@@ -108,7 +108,7 @@ def read_checkpoint(path: Path | str, verify_crc: bool = True) -> ModelSpec:
     prefix = resolve_prefix(path)
     bundle, graph, variables = _read_bundle(prefix, verify_crc)
     meta = Path(f"{prefix}.meta")
-    ops = read_meta_graph(meta).ops if meta.is_file() else ()
+    ops = meta_graph_ops(meta) if meta.is_file() else ()
     return ModelSpec(
         path=Path(f"{prefix}.index"),
         format=Format.TF2_CHECKPOINT if graph is not None else Format.TF1_CHECKPOINT,
@@ -166,11 +166,7 @@ def savedmodel_keras_metadata(path: Path | str) -> list[dict] | None:
         return None
     out = []
     for i, node in enumerate(Message(file.read_bytes(), str(file)).messages(1, "nodes")):
-        try:
-            metadata = json.loads(node.string(5) or "{}")
-        except json.JSONDecodeError as exc:
-            raise FormatError(f"{file}: node {i} metadata is not JSON ({exc.msg} at {exc.pos}); "
-                              "re-save the model") from None
+        metadata = load_json(node.string(5) or "{}", f"{file}: node {i}", "metadata JSON (re-save the model)")
         version = node.message(6, "version")
         out.append({
             "node_id": node.int64(2),

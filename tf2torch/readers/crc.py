@@ -17,6 +17,9 @@ for a CRC register, "start from state s" and "start from 0 with s xored into the
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import sys
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -63,14 +66,19 @@ def _slicing_tables() -> tuple[np.ndarray, np.ndarray]:
 _LOW, _HIGH = _slicing_tables()
 
 
+@lru_cache(maxsize=1)
+def _lists() -> tuple[list[int], list[int], list[int]]:
+    """The tables as Python lists (indexing a list is much faster than a numpy array, per item)."""
+    return _LOW.tolist(), _HIGH.tolist(), _T8.tolist()
+
+
 def _loop(state: int, data: np.ndarray) -> int:
     """Plain loop for short inputs and tails: words through the 16-bit tables, then single bytes."""
     nwords = len(data) // 4
-    low, high = _LOW.tolist(), _HIGH.tolist()
+    low, high, t8 = _lists()
     for word in data[: nwords * 4].view("<u4").tolist():
         c = state ^ word
         state = low[c & 0xFFFF] ^ high[c >> 16]
-    t8 = _T8.tolist()
     for byte in data[nwords * 4:].tolist():
         state = (state >> 8) ^ t8[(state ^ byte) & 0xFF]
     return state
@@ -158,22 +166,73 @@ def crc32c_numpy(data: object, crc: int = 0) -> int:
     return state ^ _U32
 
 
+def _fast() -> Callable[[object, int], int]:
+    """``crc32c.crc32c`` (hardware CRC32C, GB/s; it releases the GIL). Raises ImportError without it.
+
+    The extension module is loaded by itself: the package's ``__init__`` looks its own version up
+    through ``importlib.metadata``, which costs ~0.1 s per process, more than checking a GB of tensors.
+    """
+    loaded = sys.modules.get("crc32c", False)
+    if loaded is None:  # import blocked (``sys.modules[name] = None``, as tests do)
+        raise ImportError("crc32c")
+    if loaded:
+        return loaded.crc32c  # type: ignore[union-attr]
+    try:
+        spec = importlib.util.find_spec("crc32c")
+    except ValueError:
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("crc32c")
+    try:
+        ext = importlib.machinery.PathFinder.find_spec("crc32c._crc32c", spec.submodule_search_locations)
+        module = importlib.util.module_from_spec(ext)  # type: ignore[arg-type]
+        ext.loader.exec_module(module)  # type: ignore[union-attr]
+        return module.crc32c
+    except Exception:  # a different layout of the package: import it the ordinary way
+        import crc32c as package
+
+        return package.crc32c
+
+
 def _select() -> tuple[str, Callable[[object, int], int]]:
     try:
-        import crc32c as fast  # the optional `fast` extra; hardware CRC32C
+        fast = _fast()
     except ImportError:
         return "numpy", crc32c_numpy
-    return "crc32c", lambda data, crc=0: fast.crc32c(data, crc)
+    return "crc32c", lambda data, crc=0: fast(data, crc)
 
 
-BACKEND, _impl = _select()
+# The first bytes (index blocks) go through the word loop, so `inspect` loads no backend; after this
+# many, the backend is loaded (in under a millisecond) and used for everything.
+_LAZY_BUDGET = 64 << 10
+_lazy_left = _LAZY_BUDGET
+_selected: tuple[str, Callable[[object, int], int]] | None = None
+
+
+def _backend() -> tuple[str, Callable[[object, int], int]]:
+    global _selected
+    if _selected is None:
+        _selected = _select()
+    return _selected
+
+
+def __getattr__(name: str) -> object:
+    if name == "BACKEND":  # "crc32c" or "numpy", chosen on first use
+        return _backend()[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def crc32c(data: object, crc: int = 0) -> int:
     """CRC32C of a bytes-like object or a numpy array's bytes, continuing from ``crc``."""
     if isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    return _impl(data, crc)
+    global _lazy_left
+    if _selected is None:
+        nbytes = memoryview(data).nbytes  # type: ignore[arg-type]
+        if nbytes <= _lazy_left:
+            _lazy_left -= nbytes
+            return _loop(crc ^ _U32, _as_bytes(data)) ^ _U32
+    return _backend()[1](data, crc)
 
 
 class Crc32c:

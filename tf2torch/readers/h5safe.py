@@ -141,6 +141,14 @@ def children(group: h5py.Group, label: str) -> list[str]:
         raise FormatError(f"{label}: group '{group.name}' cannot be listed ({_first_line(exc)})") from None
 
 
+def address(obj: h5py.HLObject, label: str) -> int:
+    """The object's address in the file: equal for two names hard-linked to one object."""
+    try:
+        return h5py.h5o.get_info(obj.id).addr
+    except _H5_ERRORS as exc:
+        raise FormatError(f"{label}: '{obj.name}' cannot be inspected ({_first_line(exc)}); the file is corrupt") from None
+
+
 def is_group(parent: h5py.Group, name: str) -> bool:
     """True for a hard-linked group; links of other kinds are refused by the getters, not here."""
     try:

@@ -46,15 +46,44 @@ _KERAS_LAYER_MODULES = (
 )
 
 
-def parse_model_json(text: str, where: str = "model JSON") -> GraphSpec:
-    """Parse ``model.to_json()`` output (either Keras version) into a ``GraphSpec``."""
+MAX_DEPTH = 200  # JSON nesting; a nested model adds ~5 levels, real configs stay below 50
+_TOO_DEEP = object()
+
+
+def load_json(text: str | bytes, where: str, what: str = "model.to_json() text") -> Any:
+    """``json.loads`` for JSON read from a file: every failure, deep nesting included, is a FormatError.
+
+    Python's parser raises RecursionError (not JSONDecodeError) on a few thousand nested brackets, and
+    structures under that limit would still exhaust the stack of the recursive walks below.
+    """
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FormatError(
-            f"{where}: expected JSON from model.to_json(), found invalid JSON ({exc.msg} at line {exc.lineno})"
-        ) from None
-    return parse_model_config(data, where=where)
+        found = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+        raise FormatError(f"{where}: expected {what}, found invalid JSON ({found})") from None
+    except RecursionError:
+        data = _TOO_DEEP
+    if data is _TOO_DEEP or not _shallow(data):
+        raise FormatError(f"{where}: expected {what}, found JSON nested over {MAX_DEPTH} levels deep "
+                          "(corrupt or hostile)")
+    return data
+
+
+def _shallow(value: Any) -> bool:
+    """True when ``value`` nests at most MAX_DEPTH lists/dicts deep (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping | list):
+            if depth > MAX_DEPTH:
+                return False
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, Mapping) else item))
+    return True
+
+
+def parse_model_json(text: str, where: str = "model JSON") -> GraphSpec:
+    """Parse ``model.to_json()`` output (either Keras version) into a ``GraphSpec``."""
+    return parse_model_config(load_json(text, where), where=where)
 
 
 def parse_model_config(
@@ -71,6 +100,8 @@ def parse_model_config(
         raise FormatError(
             f"{where}: expected a Keras model config with 'class_name' and 'config', found {type(config).__name__}"
         )
+    if not _shallow(config):  # the walks below recurse once per level
+        raise FormatError(f"{where}: model config nests over {MAX_DEPTH} levels deep (corrupt or hostile)")
     version = keras_version if keras_version in (2, 3) else _infer_version(config)
     return _Parser(version, where).model(config, path=())
 
@@ -242,14 +273,16 @@ class _Parser:
 
     def v3_tensors(self, value: Any, by_name: Mapping[str, Any], path: tuple[str, ...], where: str) -> Any:
         if isinstance(value, Mapping):
+            # "config" of a tensor / tuple is a dict in any file Keras wrote; other types read as {}
+            # (then the reference or the tuple's items are reported as missing, never crash).
+            config = value.get("config") if isinstance(value.get("config"), Mapping) else {}
             if value.get("class_name") == KERAS_TENSOR:
-                history = (value.get("config") or {}).get("keras_history")
-                return self.ref(history, by_name, path, where, io=False)
+                return self.ref(config.get("keras_history"), by_name, path, where, io=False)
             if value.get("class_name") == "__tuple__":  # Keras 3 serializes tuples as {"__tuple__"}
-                return [
-                    self.v3_tensors(v, by_name, path, where)
-                    for v in (value.get("config") or {}).get("value", [])
-                ]
+                items = config.get("value", [])
+                if not isinstance(items, list):
+                    raise self.fail(path, f"{where}: expected a list of tuple items, found {str(items)[:80]!r}")
+                return [self.v3_tensors(v, by_name, path, where) for v in items]
             return {k: self.v3_tensors(v, by_name, path, where) for k, v in value.items()}
         if isinstance(value, list):
             return [self.v3_tensors(v, by_name, path, where) for v in value]

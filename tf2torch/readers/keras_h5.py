@@ -17,7 +17,6 @@ Tensor data is never read here: each ``Variable.loader`` reopens the file throug
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -33,7 +32,7 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, LayerSpec, ModelSpec, Role, Variable
 from . import h5safe
-from .keras_config import parse_model_config, parse_model_json
+from .keras_config import load_json, parse_model_config, parse_model_json
 
 Opener = Callable[[], AbstractContextManager[h5py.File]]
 LoaderFactory = Callable[[str, DType, tuple[int, ...]], Callable[[], np.ndarray]]
@@ -85,7 +84,7 @@ def read_keras_h5(path: Path, config_json: str | None = None) -> ModelSpec:
             )  # same tree as in a .keras; imported here to avoid a cycle
 
             graph, notes = attach_v3_weights(
-                parse_model_json(config_json), json.loads(config_json), groups, label
+                parse_model_json(config_json), load_json(config_json, label), groups, label
             )
             return ModelSpec(path, Format.KERAS_WEIGHTS_H5, variables, graph, notes=tuple(notes))
         found = ", ".join(h5safe.children(f, label)[:8]) or "nothing"
@@ -125,13 +124,7 @@ def _legacy(
     if config_json is not None:  # the caller's architecture; its dialect is read from the JSON itself
         config_text, version, label = config_json, None, f"{label} (with the given model JSON)"
     if config_text is not None:
-        try:
-            config = json.loads(config_text)
-        except json.JSONDecodeError as exc:
-            raise FormatError(
-                f"{label}: the model config is not valid JSON ({exc.msg} at line {exc.lineno}); "
-                "pass the text of model.to_json()"
-            ) from None
+        config = load_json(config_text, label, "the model config as JSON (the text of model.to_json())")
         try:
             graph = attach_legacy_weights(parse_model_config(config, version, where=label), per_layer, label)
         except UnsupportedError as exc:  # a subclassed model's config: keep the weights, say why
@@ -157,12 +150,26 @@ def _legacy_group(
     return tuple(out)
 
 
+_MAX_NESTING = 100  # group levels; Keras adds two per nested model, real files stay far below
+
+
 def v3_vars_groups(f: h5py.File, label: str, factory: LoaderFactory) -> list[VarsGroup]:
     """Every ``vars`` group of a Keras 3 weights file, in Keras's save-walk order."""
-    return list(_walk_v3(f, "", label, factory))
+    return list(_walk_v3(f, "", label, factory, set()))
 
 
-def _walk_v3(group: h5py.Group, path: str, label: str, factory: LoaderFactory) -> Iterator[VarsGroup]:
+def _walk_v3(
+    group: h5py.Group, path: str, label: str, factory: LoaderFactory, seen: set[int]
+) -> Iterator[VarsGroup]:
+    # Keras writes a tree: each group under one name. A group hard-linked twice (an alias, or a link
+    # to an ancestor making a cycle) would list weights twice or recurse forever; so would absurd depth.
+    address = h5safe.address(group, label)
+    if address in seen or path.count("/") >= _MAX_NESTING:
+        raise FormatError(
+            f"{label}: group '{group.name}' is linked twice or nested over {_MAX_NESTING} deep (a cycle or "
+            "alias Keras never writes); the file is corrupt or hostile"
+        )
+    seen.add(address)
     names = h5safe.children(group, label)
     if h5safe.GROUP_VARS in names:
         yield _vars_group(group, path, label, factory)
@@ -174,7 +181,7 @@ def _walk_v3(group: h5py.Group, path: str, label: str, factory: LoaderFactory) -
                 f"{label}: expected only groups under '{group.name}', found '{name}'; the file is not a Keras weights file"
             )
         yield from _walk_v3(
-            h5safe.get_group(group, name, label), f"{path}/{name}".lstrip("/"), label, factory
+            h5safe.get_group(group, name, label), f"{path}/{name}".lstrip("/"), label, factory, seen
         )
 
 

@@ -16,7 +16,6 @@ state. Keras >= 3.10 also tags each ``vars`` group with the owner's name; we che
 from __future__ import annotations
 
 import io
-import json
 import re
 import struct
 import zipfile
@@ -34,7 +33,7 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, ModelSpec
 from . import h5safe
-from .keras_config import layer_name, parse_model_config
+from .keras_config import layer_name, load_json, parse_model_config
 from .keras_h5 import VarsGroup, check_stamp, file_stamp, load_variable, v3_vars_groups
 
 METADATA = "metadata.json"
@@ -218,6 +217,13 @@ def _checked_members(zf: zipfile.ZipFile, label: str) -> dict[str, zipfile.ZipIn
             raise FormatError(
                 f"{label}: archive member {name!r} is encrypted; Keras never encrypts, refusing it"
             )
+        # Keras stores or deflates; any other method id would surface as zipfile's NotImplementedError
+        # (or need a codec) when the member is opened, so it is refused here by name.
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise FormatError(
+                f"{label}: archive member {name!r} uses compression method {info.compress_type}, expected "
+                "stored (0) or deflate (8) as Keras writes; refusing the archive"
+            )
         if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_DEFLATE_RATIO * max(
             info.compress_size, 1
         ):
@@ -238,11 +244,12 @@ def _json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> Any:
     try:
         with zf.open(info) as fh:
             raw = fh.read(MAX_JSON_BYTES + 1)  # never trust the declared size alone
-        return json.loads(raw[:MAX_JSON_BYTES].decode("utf-8"))
+        text = raw[:MAX_JSON_BYTES].decode("utf-8")
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise FormatError(
             f"{label}: '{info.filename}' is not readable JSON ({str(exc).splitlines()[0]}); the archive is corrupt"
         ) from None
+    return load_json(text, f"{label}: '{info.filename}'", "JSON as Keras writes it")
 
 
 def _member_opener(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import FormatError
 from ..spec import OpSpec
-from .proto import Message
+from .proto import Message, decode_utf8, read_varint
 
 VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable"})
 # Ops a variable's value flows through unchanged on its way to a consumer: ref reads (`var/read` is an
@@ -50,36 +50,90 @@ def node_name(ref: str) -> str:
     return ref.lstrip("^").split(":", 1)[0]
 
 
+def _name_and_op(node: memoryview, where: str) -> tuple[str, str] | None:
+    """A NodeDef's name (1) and op (2) without decoding the rest (attrs are most of its bytes).
+
+    TF writes fields in number order, so both come first; any other layout returns None and the
+    node is parsed whole.
+    """
+    # Fast path: both fields with one-byte lengths (names under 128 bytes), as nearly every node has.
+    if len(node) > 2 and node[0] == 0x0A and node[1] < 0x80:
+        op_at = 2 + node[1]
+        if len(node) > op_at + 1 and node[op_at] == 0x12 and node[op_at + 1] < 0x80:
+            end = op_at + 2 + node[op_at + 1]
+            if end <= len(node):
+                try:
+                    return bytes(node[2:op_at]).decode("utf-8"), bytes(node[op_at + 2:end]).decode("utf-8")
+                except UnicodeDecodeError:
+                    pass  # the slow path below reports it
+    found: dict[int, str] = {}
+    pos = 0
+    while len(found) < 2 and pos < len(node):
+        tag, pos = read_varint(node, pos, where)
+        if tag not in (0x0A, 0x12) or tag in found:  # field 1 or 2, length-delimited
+            return None
+        size, pos = read_varint(node, pos, where)
+        if size > len(node) - pos:
+            return None
+        found[tag] = decode_utf8(bytes(node[pos:pos + size]), f"{where} field {tag >> 3}")
+        pos += size
+    return (found[0x0A], found[0x12]) if len(found) == 2 else None
+
+
 class _Graph:
+    """Nodes are decoded on demand: a graph has thousands (initializers, savers, gradients), and only
+    conv / pool / BN ops and the read chains behind them are ever looked at."""
+
     def __init__(self, meta: Message, where: str) -> None:
         self.where = where
-        self.nodes: dict[str, Message] = {}
+        self.nodes: dict[str, memoryview] = {}
+        self.ops: dict[str, str] = {}
         self.order: list[str] = []
-        for node in meta.message(2, "graph_def").messages(1, "node"):
-            name = node.string(1)
-            self.nodes[name] = node
+        self._parsed: dict[str, Message] = {}
+        for i, view in enumerate(meta.message(2, "graph_def").repeated_bytes(1)):
+            node_where = f"{where} > graph_def > node[{i}]"
+            quick = _name_and_op(view, node_where)
+            if quick is None:
+                full = Message(view, node_where)
+                quick = full.string(1), full.string(2)
+                self._parsed[quick[0]] = full
+            elif quick[0] in self._parsed:
+                del self._parsed[quick[0]]  # a later node of the same name replaces the earlier one
+            name, op = quick
+            self.nodes[name] = view
+            self.ops[name] = op
             self.order.append(name)
         self.aliases = self._variable_aliases(meta)
         self._resolved: dict[str, str | None] = {}
+
+    def node(self, name: str) -> Message:
+        if name not in self._parsed:
+            self._parsed[name] = Message(self.nodes[name], f"{self.where} > node {name!r}")
+        return self._parsed[name]
 
     def _variable_aliases(self, meta: Message) -> dict[str, str]:
         """Variable node -> checkpoint name, from the "variables" collections (partition parts map to
         the full variable's name via save_slice_info_def)."""
         out = {}
+        seen: set[bytes] = set()
         for entry in meta.messages(4, "collection_def"):
             if not entry.string(1).endswith("variables"):  # variables, trainable_variables, local_...
                 continue
             for blob in entry.message(2, "collection").message(2, "bytes_list").repeated_bytes(1):
+                key = bytes(blob)
+                if key in seen:  # a trainable variable is listed in two collections
+                    continue
+                seen.add(key)
                 var = Message(blob, f"{self.where} > VariableDef")
                 full = var.message(4, "save_slice_info_def").string(1)
                 out[node_name(var.string(1))] = full or node_name(var.string(1))
         return out
 
     def op(self, name: str) -> str:
-        return self.nodes[name].string(2)
+        return self.ops[name]
 
     def attrs(self, name: str) -> dict[str, Message]:
-        return {e.string(1): e.message(2, "attr value") for e in self.nodes[name].messages(5, "attr")}
+        return {e.string(1): e.message(2, "attr value") for e in self.node(name).messages(5, "attr")}
 
     def variable_of(self, name: str, depth: int = 0) -> str | None:
         """The checkpoint name of the variable node ``name`` is read from, if any."""
@@ -97,7 +151,7 @@ class _Graph:
                 return self.aliases[name]
             shared = self.attrs(name).get("shared_name")
             return (shared.string(2) if shared is not None else "") or name
-        inputs = [node_name(i) for i in self.nodes[name].repeated_strings(3) if not i.startswith("^")]
+        inputs = [node_name(i) for i in self.node(name).repeated_strings(3) if not i.startswith("^")]
         if op in PASS_THROUGH and inputs:
             return self.variable_of(inputs[0], depth + 1)
         if op in CONCAT_OPS and len(inputs) > 2:
@@ -117,7 +171,7 @@ class _Graph:
 
         strides = ints("strides")
         # Control inputs (^x) order execution; they are not operands, so they are not "read".
-        inputs = [node_name(i) for i in self.nodes[name].repeated_strings(3) if not i.startswith("^")]
+        inputs = [node_name(i) for i in self.node(name).repeated_strings(3) if not i.startswith("^")]
         variables = tuple(v for v in (self.variable_of(i) for i in inputs) if v is not None)
         return OpSpec(
             name=name,
@@ -146,6 +200,22 @@ def parse_meta_graph(blob: bytes, where: str) -> MetaGraph:
     graph = _Graph(Message(blob, where), where)
     ops = tuple(graph.op_spec(n) for n in graph.order if graph.op(n) in OPS and not _BACKWARD.search(n))
     return MetaGraph(ops, graph.variable_order())
+
+
+def meta_graph_ops(path: Path | str) -> tuple[OpSpec, ...]:
+    """Only the conv / pool / batch-norm ops of a ``.meta`` file (what a checkpoint's spec carries).
+
+    A graph whose bytes never spell one of those op names (a transformer, an MLP) has none, so it is
+    not decoded at all: a BERT ``.meta`` holds thousands of nodes and none of them matters here.
+    """
+    path = Path(path)
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read the meta graph ({exc.strerror}); check the path") from None
+    if not any(op.encode() in blob for op in OPS):
+        return ()
+    return parse_meta_graph(blob, str(path)).ops
 
 
 def read_meta_graph(path: Path | str) -> MetaGraph:

@@ -1,0 +1,119 @@
+"""Whole ``keras.applications`` models, saved as .h5 and .keras, converted and compared with Keras.
+
+Each model is built with ``weights=None`` at a small input size, every weight (BatchNorm moving
+mean/variance, gamma and beta included) is randomised with seeded numpy, and the classifier returns
+logits (``classifier_activation=None``): a softmax over 1000 classes squashes differences by the
+class count, logits do not. Models are written to a session tmp dir at test time (ResNet50 is ~100 MB)
+and never committed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.conftest import require_keras
+from tests.convert.harness import (
+    check_file,
+    import_isolated,
+    inputs_for,
+    keras_outputs,
+    randomise,
+    ruff_check,
+)
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+# name -> (keras.applications attribute, input size, pixel inputs). Sizes are each architecture's
+# minimum: MobileNetV2/ResNet50/EfficientNet/DenseNet accept 32x32, Xception needs at least 71x71.
+# EfficientNet, MobileNetV3 and ConvNeXt start with their own preprocessing (Rescaling, Normalization),
+# so they get pixel values in [0, 255] (N(0, 1) inputs would arrive almost constant and hide spatial
+# mistakes); the others N(0, 1).
+APPS = {
+    "MobileNetV2": ("MobileNetV2", 32, False),
+    "ResNet50": ("ResNet50", 32, False),
+    "Xception": ("Xception", 71, False),
+    "EfficientNetV2B0": ("EfficientNetV2B0", 32, True),  # Normalization with mean/variance in its config
+    "EfficientNetB0": ("EfficientNetB0", 32, True),  # adapted Normalization (weights), squeeze-excite
+    "DenseNet121": ("DenseNet121", 32, False),
+    "MobileNetV3Small": ("MobileNetV3Small", 32, True),  # hard-swish as Keras 3 op layers (x + 3.0, * 1/6)
+    "ConvNeXtTiny": ("ConvNeXtTiny", 32, True),  # LayerScale, LayerNormalization and Dense on images
+}
+FORMATS = ("h5", "keras")
+RTOL = 1e-4
+# atol relative to the output scale: float32 rounding (~6e-8 relative per op) accumulates over
+# 50-170 layers of convs summing up to ~10^4 products each, so logits of scale S typically differ
+# by ~1e-6 * S; 2e-5 * S leaves an order of magnitude of headroom and still catches any real
+# mistake (a wrong epsilon, a swapped mean/variance or a shifted SAME pixel all give >= 1e-3 * S).
+ATOL_PER_SCALE = 2e-5
+
+
+@dataclass
+class SavedApp:
+    model: Any
+    files: dict[str, Path]
+    xs: list[np.ndarray]
+    expected: list[np.ndarray]
+
+
+def _build(keras: Any, attr: str, size: int) -> Any:
+    return getattr(keras.applications, attr)(weights=None, input_shape=(size, size, 3),
+                                             classifier_activation=None)
+
+
+@pytest.fixture(scope="session")
+def saved_apps(tmp_path_factory: pytest.TempPathFactory):
+    """Build, randomise and save each application lazily (once per session, both formats)."""
+    root = tmp_path_factory.mktemp("applications")
+    cache: dict[str, SavedApp] = {}
+
+    def get(name: str) -> SavedApp:
+        if name not in cache:
+            keras = require_keras("keras")
+            attr, size, pixels = APPS[name]
+            model = _build(keras, attr, size)
+            randomise(model, seed=0)
+            files = {fmt: root / f"{name}.{fmt}" for fmt in FORMATS}
+            for path in files.values():
+                model.save(path)
+            xs = inputs_for(model, seed=1)
+            if pixels:
+                xs = [np.random.default_rng(1).uniform(0, 255, x.shape).astype(np.float32) for x in xs]
+            cache[name] = SavedApp(model, files, xs, keras_outputs(model, xs))
+        return cache[name]
+
+    return get
+
+
+# No `slow` marks: the whole file runs in about 3 minutes on 2 cores.
+CASES = [pytest.param(name, fmt, id=f"{name}-{fmt}", marks=pytest.mark.tf) for name in APPS for fmt in FORMATS]
+
+
+@pytest.mark.parametrize(("name", "fmt"), CASES)
+def test_application_matches_keras(saved_apps, tmp_path, name: str, fmt: str) -> None:
+    app = saved_apps(name)
+    scale = float(np.abs(app.expected[0]).max())
+    _, conversion = check_file(app.files[fmt], app.model, app.xs, rtol=RTOL, atol=ATOL_PER_SCALE * scale,
+                               label=f"{name} {fmt}")
+    if fmt == "keras":  # the generated source is the same for both formats; check it once
+        ruff_check(conversion.model_source, tmp_path / "model.py")
+        import_isolated(conversion.model_source, tmp_path / "model.py")
+
+
+@pytest.mark.tf
+def test_keras2_mobilenetv2_h5(tmp_path) -> None:
+    """tf_keras (Keras 2) writes its own .h5 dialect (names with ":0", batch_input_shape, inbound lists)."""
+    tf_keras = require_keras("tf_keras")
+    model = tf_keras.applications.MobileNetV2(weights=None, input_shape=(32, 32, 3), classifier_activation=None)
+    randomise(model, seed=0)
+    path = tmp_path / "mobilenetv2_k2.h5"
+    model.save(path)
+    xs = inputs_for(model, seed=1)
+    scale = float(np.abs(keras_outputs(model, xs)[0]).max())
+    _, conversion = check_file(path, model, xs, rtol=RTOL, atol=ATOL_PER_SCALE * scale, label="MobileNetV2 keras2-h5")
+    ruff_check(conversion.model_source, tmp_path / "model.py")

@@ -1,0 +1,119 @@
+"""Keras 3 operations recorded as layers: ``x + 1.0``, ``a / b``, ``keras.ops.sigmoid(x)`` in a functional
+model are saved as op "layers" with no weights, which the reader names by module
+(``keras.src.ops.numpy>Add``, ``keras.src.ops.nn>Sigmoid``).
+
+Only elementwise ops are converted: their result does not depend on the layout, so they take their
+inputs as they come (two tensors are brought to the first one's layout). Constant operands are
+numbers only; anything else (lists, arrays, keyword operands) is refused with the layer's name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..readers.keras_config import ARGS_KWARG
+from ..spec import TensorRef
+from .base import Converted, Ctx, Module, Op, TensorInfo
+from .common import apply_module, torch_axis
+from .registry import converter
+
+NUMPY, NN = "keras.src.ops.numpy>", "keras.src.ops.nn>"
+
+
+def _number(ctx: Ctx, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise ctx.unsupported(f"constant operand {shown}: only numbers are supported",
+                              "make the constant a scalar, or a layer's weight")
+    text = repr(value)
+    return f"({text})" if value < 0 else text
+
+
+def operands(ctx: Ctx) -> list[str]:
+    """The call's positional operands as template pieces: ``{i}`` for input ``i``, literals for numbers.
+
+    A call whose positional arguments hold constants keeps them (tensors as ``TensorRef``) under
+    ``ARGS_KWARG``; the tensors among them are ``ctx.inputs`` in the same order.
+    """
+    kwargs = {k: v for k, v in ctx.call.kwargs.items() if k != ARGS_KWARG}
+    if kwargs:
+        raise ctx.unsupported(f"keyword operands {sorted(kwargs)}: only positional operands are supported")
+    args = ctx.call.kwargs.get(ARGS_KWARG)
+    if args is None:
+        return [f"{{{i}}}" for i in range(len(ctx.inputs))]
+    out, n = [], 0
+    for arg in args:
+        if isinstance(arg, TensorRef):
+            out.append(f"{{{n}}}")
+            n += 1
+        else:
+            out.append(_number(ctx, arg))
+    return out
+
+
+def broadcast(ctx: Ctx) -> TensorInfo:
+    """The output info: the input with the most known dims (same-rank size-1 dims broadcast)."""
+    if len({i.rank for i in ctx.inputs}) > 1:
+        # Keras right-aligns (…, C) against (N, H, W, C); in a channels-first layout that would pair
+        # C with W. Refuse rather than compute something else.
+        raise ctx.unsupported(f"operands of different ranks {[i.rank for i in ctx.inputs]}",
+                              "reshape the smaller operand to the same rank before the op")
+    return max(ctx.inputs, key=lambda i: (i.rank, sum(s is not None and s != 1 for s in i.shape)))
+
+
+_BINARY = {"Add": "{0} + {1}", "Subtract": "{0} - {1}", "Multiply": "{0} * {1}", "TrueDivide": "{0} / {1}",
+           "Divide": "{0} / {1}", "Power": "{0} ** {1}", "Maximum": "torch.maximum({0}, {1})",
+           "Minimum": "torch.minimum({0}, {1})"}
+
+
+@converter(*(NUMPY + name for name in _BINARY), wants="same")
+def binary(ctx: Ctx) -> Converted:
+    ops = operands(ctx)
+    if len(ops) != 2 or not ctx.inputs:
+        raise ctx.unsupported(f"expected 2 operands with at least one tensor, found {len(ops)}")
+    name = ctx.layer.class_name.split(">", 1)[1]
+    if name in ("Maximum", "Minimum") and len(ctx.inputs) == 1:
+        fn = "clamp(min=" if name == "Maximum" else "clamp(max="
+        constant = ops[1] if ops[0] == "{0}" else ops[0]
+        return Converted((Op(f"{{0}}.{fn}{constant})"),), (ctx.x,))
+    return Converted((Op(_BINARY[name].format(*ops)),), (broadcast(ctx),))
+
+
+_UNARY = {
+    NUMPY + "Negative": "-{x}", NUMPY + "Absolute": "torch.abs({x})", NUMPY + "Abs": "torch.abs({x})",
+    NUMPY + "Exp": "torch.exp({x})", NUMPY + "Sqrt": "torch.sqrt({x})", NUMPY + "Square": "torch.square({x})",
+    NUMPY + "Tanh": "torch.tanh({x})",
+}
+_UNARY_MODULES = {
+    NN + "Relu": "nn.ReLU", NN + "Relu6": "nn.ReLU6", NN + "Sigmoid": "nn.Sigmoid", NN + "Silu": "nn.SiLU",
+    NN + "HardSilu": "nn.Hardswish", NN + "HardSigmoid": "nn.Hardsigmoid",  # Keras 3: relu6(x + 3) / 6
+}
+
+
+@converter(*_UNARY, *_UNARY_MODULES, wants="any")
+def unary(ctx: Ctx) -> Converted:
+    if len(ctx.inputs) != 1 or len(operands(ctx)) != 1:
+        raise ctx.unsupported("expected exactly one tensor operand")
+    name = ctx.layer.class_name
+    if name in _UNARY:
+        return Converted((Op(_UNARY[name]),), (ctx.x,))
+    return Converted((apply_module(Module(_UNARY_MODULES[name])),), (ctx.x,))
+
+
+@converter(NN + "Gelu", wants="any")
+def gelu(ctx: Ctx) -> Converted:
+    # keras.ops.gelu defaults to approximate=True (tanh form), unlike Activation("gelu") (exact, erf).
+    approximate = ctx.config.get("approximate", True)
+    if not isinstance(approximate, bool):
+        raise ctx.unsupported(f"config 'approximate' should be true or false, found {approximate!r}")
+    kwargs = (("approximate", "tanh"),) if approximate else ()
+    return Converted((apply_module(Module("nn.GELU", (), kwargs)),), (ctx.x,))
+
+
+@converter(NN + "Softmax", NN + "LogSoftmax", wants="any")
+def softmax(ctx: Ctx) -> Converted:
+    axis = ctx.config.get("axis", -1)
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise ctx.unsupported(f"softmax over axis {axis!r}; only a single axis is supported")
+    cls = "nn.Softmax" if ctx.layer.class_name.endswith(">Softmax") else "nn.LogSoftmax"
+    return Converted((apply_module(Module(cls, (), (("dim", torch_axis(axis, ctx.x)),))),), (ctx.x,))

@@ -1,0 +1,290 @@
+"""Recurrent layers: LSTM, GRU, SimpleRNN and Bidirectional, as ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN``.
+
+The generated module is torch's own (``batch_first=True``); the forward picks Keras's outputs out of
+torch's ``(output, h_n)`` / ``(output, (h_n, c_n))``. Keras LSTM gates (i, f, c, o) are torch's
+(i, f, g, o); Keras GRU gates (z, r, h) become torch's (r, z, n) through the layout table. Keras has one
+bias per LSTM / SimpleRNN cell, torch two (``bias_ih`` + ``bias_hh``): the second is a zero constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..map import layouts
+from ..spec import LayerSpec, TensorRef, Variable
+from .base import Converted, Ctx, Module, Op, Param, TensorInfo
+from .common import _name_of, bind, cfg_bool, cfg_int, cfg_str, param
+from .registry import converter
+
+_TORCH_CLASS = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "SimpleRNN": "nn.RNN"}
+_GATES = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}
+_MERGE_MODES = ("concat", "sum", "mul", "ave")
+# merge_mode as a reduction over the stacked directions (Keras: y + y_rev, y * y_rev, (y + y_rev) / 2).
+_REDUCE = {"sum": "sum", "mul": "prod", "ave": "mean"}
+
+
+@dataclass(frozen=True)
+class _Rnn:
+    """One Keras recurrent layer, checked: what the torch module and the forward need."""
+
+    kind: str  # "LSTM" | "GRU" | "SimpleRNN"
+    units: int
+    use_bias: bool
+    return_sequences: bool
+    return_state: bool
+    go_backwards: bool
+    nonlinearity: str  # SimpleRNN: "tanh" | "relu"
+    notes: tuple[str, ...]
+
+    @property
+    def gates(self) -> tuple[int, ...] | None:
+        return layouts.KERAS_GRU_GATES if self.kind == "GRU" else None
+
+
+def _activation(ctx: Ctx, key: str, default: str, allowed: tuple[str, ...]) -> str:
+    name = _name_of(ctx.config.get(key, default))
+    if name not in allowed:
+        raise ctx.unsupported(f"{key}={name!r}: torch's {_TORCH_CLASS[ctx.layer.class_name]} computes only "
+                              f"{' or '.join(map(repr, allowed))}",
+                              "port this layer by hand (a loop over a cell)")
+    return name
+
+
+def _rnn(ctx: Ctx) -> _Rnn:
+    """Check one LSTM/GRU/SimpleRNN config against what torch's modules compute."""
+    kind = ctx.layer.class_name
+    units = cfg_int(ctx, "units")
+    nonlinearity = _activation(ctx, "activation", "tanh", ("tanh", "relu") if kind == "SimpleRNN" else ("tanh",))
+    if kind != "SimpleRNN":
+        # tf_keras and Keras 3 default to sigmoid; Keras <= 2.2 defaulted to hard_sigmoid (always saved).
+        _activation(ctx, "recurrent_activation", "sigmoid" if ctx.keras_version == 3 else "hard_sigmoid",
+                    ("sigmoid",))
+    if cfg_bool(ctx, "stateful", False):
+        raise ctx.unsupported("stateful=True: Keras carries the state from one batch to the next",
+                              "re-save the layer with stateful=False (the weights are the same) and pass states "
+                              "explicitly in PyTorch")
+    if cfg_bool(ctx, "time_major", False):
+        raise ctx.unsupported("time_major=True (inputs (T, N, F)) is not supported",
+                              "re-save the layer with time_major=False and transpose its input")
+    use_bias = cfg_bool(ctx, "use_bias", True)
+    if kind == "GRU":
+        _check_reset_after(ctx, use_bias)
+    notes = []
+    for key in ("dropout", "recurrent_dropout"):
+        if ctx.config.get(key):
+            notes.append(f"{key}={ctx.config[key]} is training-only: not applied")
+    # unroll=True only changes how Keras builds the loop, not the numbers: ignored.
+    return _Rnn(kind, units, use_bias, cfg_bool(ctx, "return_sequences", False),
+                cfg_bool(ctx, "return_state", False), cfg_bool(ctx, "go_backwards", False), nonlinearity,
+                tuple(notes))
+
+
+def _check_reset_after(ctx: Ctx, use_bias: bool) -> None:
+    """torch's GRU is Keras's reset_after=True (the reset gate multiplies ``h·U + b_hh``)."""
+    saved = ctx.config.get("reset_after")
+    bias = [w for w in ctx.layer.weights if (w.tf_name or w.name).split(":")[0].endswith("bias")]
+    if saved is None and use_bias and bias:
+        # Keras <= 2.2 wrote no reset_after and defaulted to False; its bias is then (3u,), not (2, 3u).
+        saved = len(bias[0].shape) == 2
+    reset_after = saved if saved is not None else ctx.keras_version == 3
+    if not isinstance(reset_after, bool):
+        raise ctx.unsupported(f"config 'reset_after' should be true or false, found {reset_after!r}")
+    if not reset_after:
+        raise ctx.unsupported("reset_after=False (the reset gate applied before the recurrent kernel) cannot be "
+                              "expressed by torch's nn.GRU",
+                              "retrain with reset_after=True, or port this layer by hand (a loop over a cell)")
+
+
+def _check_input(ctx: Ctx) -> int:
+    extra = sorted(k for k, v in ctx.call.kwargs.items() if _has_ref(v))
+    if len(ctx.inputs) != 1:
+        raise ctx.unsupported(f"called with {len(ctx.inputs)} tensors ({', '.join(extra) or 'positional'}); "
+                              "initial_state, constants and mask tensors are not supported",
+                              "call the layer on its input only")
+    if ctx.x.rank != 3 or ctx.x.shape[-1] is None:
+        raise ctx.unsupported(f"expected an input of shape (N, T, F) with F known, found (N, "
+                              f"{', '.join('?' if s is None else str(s) for s in ctx.x.shape)})")
+    return ctx.x.shape[-1]
+
+
+def _has_ref(value: object) -> bool:
+    if isinstance(value, TensorRef):
+        return True
+    return isinstance(value, list) and any(_has_ref(v) for v in value)
+
+
+def _check_shape(ctx: Ctx, var: Variable, name: str, expected: tuple[int, ...]) -> None:
+    if tuple(var.shape) != expected:
+        raise ctx.unsupported(f"weight {name!r} ({var.name}) has shape {tuple(var.shape)}, expected {expected} "
+                              "from the config", "the file does not match its own config; re-save the model")
+
+
+def _params(ctx: Ctx, rnn: _Rnn, features: int, direction: str = "") -> tuple[Param, ...]:
+    """torch's weight_ih_l0{direction} … for one direction, from that direction's Keras weights."""
+    w = bind(ctx, ["kernel", "recurrent_kernel"] + (["bias"] if rnn.use_bias else []))
+    width = _GATES[rnn.kind] * rnn.units
+    _check_shape(ctx, w["kernel"], "kernel", (features, width))
+    _check_shape(ctx, w["recurrent_kernel"], "recurrent_kernel", (rnn.units, width))
+    kernel = layouts.rnn_kernel(rnn.gates)
+    params = [param("", f"weight_ih_l0{direction}", w["kernel"], kernel),
+              param("", f"weight_hh_l0{direction}", w["recurrent_kernel"], kernel)]
+    if not rnn.use_bias:
+        return tuple(params)
+    if rnn.kind == "GRU":  # reset_after: row 0 is the input bias, row 1 the recurrent bias
+        _check_shape(ctx, w["bias"], "bias", (2, width))
+        return (*params, param("", f"bias_ih_l0{direction}", w["bias"], layouts.rnn_bias(rnn.gates, row=0)),
+                param("", f"bias_hh_l0{direction}", w["bias"], layouts.rnn_bias(rnn.gates, row=1)))
+    _check_shape(ctx, w["bias"], "bias", (width,))
+    zero = Param("", f"bias_hh_l0{direction}", layouts.IDENTITY, const=np.zeros(width, dtype=np.float32))
+    return (*params, param("", f"bias_ih_l0{direction}", w["bias"], layouts.rnn_bias(rnn.gates)), zero)
+
+
+def _module(rnn: _Rnn, features: int, bidirectional: bool) -> Module:
+    kwargs: list[tuple[str, object]] = [("batch_first", True)]
+    if rnn.nonlinearity != "tanh":
+        kwargs.append(("nonlinearity", rnn.nonlinearity))
+    if not rnn.use_bias:
+        kwargs.append(("bias", False))
+    if bidirectional:
+        kwargs.append(("bidirectional", True))
+    return Module(_TORCH_CLASS[rnn.kind], (features, rnn.units), tuple(kwargs))
+
+
+def _states(rnn: _Rnn, direction: int) -> list[str]:
+    """Keras's state outputs of one direction: torch's h_n[direction] (and c_n[direction] for LSTM)."""
+    if rnn.kind == "LSTM":
+        return [f"{{x}}[1][0][{direction}]", f"{{x}}[1][1][{direction}]"]
+    return [f"{{x}}[1][{direction}]"]
+
+
+def _result(exprs: list[str], infos: list[TensorInfo]) -> tuple[Op, tuple[TensorInfo, ...]]:
+    """One output: its expression; several: a tuple (the graph evaluates the module call once)."""
+    return Op(exprs[0] if len(exprs) == 1 else f"({', '.join(exprs)})"), tuple(infos)
+
+
+@converter("LSTM", "GRU", "SimpleRNN", wants="keras", weights=("kernel", "recurrent_kernel", "bias"))
+def recurrent(ctx: Ctx) -> Converted:
+    features = _check_input(ctx)
+    rnn = _rnn(ctx)
+    steps = ctx.x.shape[0]
+    # go_backwards: Keras runs over the reversed sequence and returns the outputs in that order.
+    call = Op("{m}({x}.flip(1))" if rnn.go_backwards else "{m}({x})", _module(rnn, features, False))
+    if rnn.return_sequences:
+        exprs, infos = ["{x}[0]"], [TensorInfo((steps, rnn.units))]
+    else:
+        exprs, infos = ["{x}[0][:, -1]"], [TensorInfo((rnn.units,))]
+    if rnn.return_state:
+        states = _states(rnn, 0)
+        exprs += states
+        infos += [TensorInfo((rnn.units,))] * len(states)
+    pick, outputs = _result(exprs, infos)
+    return Converted((call, pick), outputs, _params(ctx, rnn, features), notes=rnn.notes)
+
+
+# -- Bidirectional ---------------------------------------------------------------------------------
+
+def _inner(ctx: Ctx, key: str) -> tuple[str, Mapping[str, Any]]:
+    entry = ctx.config.get(key)
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("config"), Mapping):
+        raise ctx.unsupported(f"config {key!r} should be a layer entry with 'class_name' and 'config', "
+                              f"found {str(entry)[:80]!r}")
+    class_name = entry.get("class_name")
+    if class_name not in _TORCH_CLASS:
+        raise ctx.unsupported(f"wraps a {class_name!r}; only LSTM, GRU and SimpleRNN are supported")
+    return class_name, entry["config"]
+
+
+def _direction_names(forward: Mapping[str, Any], backward: Mapping[str, Any] | None) -> tuple[set[str], set[str]]:
+    """Path segments naming each direction's weights.
+
+    ``.keras`` files use the attribute names (``bidirectional/forward_layer/cell/vars/0``); ``.h5`` files
+    the sublayer names: Keras 3 saves them in the config (``forward_lstm``), Keras 2 derives them from the
+    wrapped layer's name (``forward_`` / ``backward_`` + name) unless a backward_layer was given.
+    """
+    name = str(forward.get("name", ""))
+    fw = {"forward_layer", name if name.startswith("forward_") else f"forward_{name}"}
+    bw = {"backward_layer", f"backward_{name.removeprefix('forward_')}"}
+    if backward is not None and isinstance(backward.get("name"), str):
+        bw.add(backward["name"])
+    return fw - bw, bw - fw
+
+
+def _split(ctx: Ctx, fw: set[str], bw: set[str]) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
+    halves: tuple[list[Variable], list[Variable]] = ([], [])
+    for var in ctx.layer.weights:
+        segments = (var.tf_name or var.name).split(":")[0].split("/")[:-1]
+        side = next((0 if s in fw else 1 for s in reversed(segments) if s in fw or s in bw), None)
+        if side is None:
+            raise ctx.unsupported(f"weight {var.name!r} belongs to neither direction (expected a path through "
+                                  f"{' or '.join(sorted(fw | bw))})", "re-save the model")
+        halves[side].append(var)
+    return tuple(halves[0]), tuple(halves[1])
+
+
+def _setting(config: Mapping[str, Any], key: str) -> object:
+    value = config.get(key)
+    return _name_of(value) if key.endswith("activation") else value  # Keras 3 may nest activations
+
+
+_SAME_KEYS = ("units", "activation", "recurrent_activation", "use_bias", "reset_after", "return_sequences",
+              "return_state")
+
+
+@converter("Bidirectional", wants="keras")
+def bidirectional(ctx: Ctx) -> Converted:
+    """One ``nn.LSTM(..., bidirectional=True)``: its output already holds both directions, time-aligned."""
+    features = _check_input(ctx)
+    merge_mode = ctx.config.get("merge_mode", "concat")
+    if merge_mode is not None:
+        merge_mode = cfg_str(ctx, "merge_mode", "concat", _MERGE_MODES)
+    kind, forward = _inner(ctx, "layer")
+    backward = None
+    if ctx.config.get("backward_layer") is not None:
+        back_kind, backward = _inner(ctx, "backward_layer")
+        differs = [k for k in _SAME_KEYS if _setting(forward, k) != _setting(backward, k)]
+        if back_kind != kind or differs:
+            raise ctx.unsupported(f"the backward layer differs from the forward one ({back_kind} vs {kind}"
+                                  f"{'; ' + ', '.join(differs) if differs else ''}); torch's bidirectional "
+                                  "module runs the same cell both ways", "convert each direction separately")
+    fw_weights, bw_weights = _split(ctx, *_direction_names(forward, backward))
+    sub = {}
+    directions = (("forward", forward, fw_weights), ("backward", backward or forward, bw_weights))
+    for side, config, weights in directions:
+        name = f"{ctx.layer.name}/{config.get('name', side)}"
+        layer = LayerSpec(name, kind, config, ctx.layer.calls, weights)
+        sub[side] = Ctx(layer, ctx.call, ctx.inputs, ctx.keras_version)
+    rnn = _rnn(sub["forward"])
+    if rnn.go_backwards:
+        raise ctx.unsupported("the wrapped layer has go_backwards=True (its directions swap)",
+                              "wrap a layer with go_backwards=False")
+    params = _params(sub["forward"], rnn, features) + _params(sub["backward"], rnn, features, "_reverse")
+    module = _module(rnn, features, True)
+    u, steps = rnn.units, ctx.x.shape[0]
+    if rnn.return_sequences:  # torch's output[:, t] is (forward at t, backward at t): Keras re-reverses too
+        seq = "{x}[0]"
+        if merge_mode == "concat":
+            exprs, shape = [seq], (steps, 2 * u)
+        elif merge_mode is None:
+            exprs, shape = [f"{seq}[..., :{u}]", f"{seq}[..., {u}:]"], (steps, u)
+        else:
+            exprs, shape = [f"{seq}.unflatten(-1, (2, {u})).{_REDUCE[merge_mode]}(-2)"], (steps, u)
+    else:  # the backward result is its state after the whole reversed sequence: h_n[1], not output[:, -1]
+        h_n = "{x}[1][0]" if rnn.kind == "LSTM" else "{x}[1]"
+        if merge_mode == "concat":
+            exprs, shape = [f"torch.cat(tuple({h_n}), dim=-1)"], (2 * u,)
+        elif merge_mode is None:
+            exprs, shape = [f"{h_n}[0]", f"{h_n}[1]"], (u,)
+        else:
+            exprs, shape = [f"{h_n}.{_REDUCE[merge_mode]}(0)"], (u,)
+    infos = [TensorInfo(shape)] * len(exprs)
+    if rnn.return_state:  # Keras: forward states, then backward states
+        states = _states(rnn, 0) + _states(rnn, 1)
+        exprs += states
+        infos += [TensorInfo((u,))] * len(states)
+    pick, outputs = _result(exprs, infos)
+    return Converted((Op("{m}({x})", module), pick), outputs, params, notes=rnn.notes)
+
