@@ -25,6 +25,7 @@ class OutDir:
     interface: dict[str, Any] = field(default_factory=dict)
     layers: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path
     key_of: dict[str, str] = field(default_factory=dict)  # source variable -> state_dict key (mapped)
+    layouts: dict[str, str] = field(default_factory=dict)  # Keras layer -> its PyTorch output layout
 
     @property
     def model_file(self) -> Path:
@@ -66,4 +67,8 @@ def read_outdir(path: Path) -> OutDir:
             key_of[str(entry["source"])] = str(entry["key"])
     return OutDir(path=path, mode=mode, source=str(data.get("source", "")), interface=interface,
                   layers={str(k): str(v) for k, v in layers.items()} if isinstance(layers, dict) else {},
-                  key_of=key_of)
+                  key_of=key_of, layouts=_str_map(interface.get("layer_layouts")))
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

@@ -107,7 +107,10 @@ class KerasReference:
                 probes.append(Probe(name, name, module, skip="inside a nested model: compared through its outer layer"))
                 continue
             layer = self.model.get_layer(name)
-            prefer = "keras" if type(layer).__name__ in FEATURES_LAST else "cf"
+            # the converter recorded each layer's output layout; older reports: guess by layer class
+            recorded = self.outdir.layouts.get(name)
+            prefer = recorded if recorded in ("cf", "keras") else (
+                "keras" if type(layer).__name__ in FEATURES_LAST else "cf")
             activation = self._fused_activation(layer)
             skip = ""
             if self.tensors.get(name) is None:

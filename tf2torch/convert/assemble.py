@@ -82,6 +82,7 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
         "outputs": [_tensor_json(f"output_{i}", info) for i, info in enumerate(gen.outputs)],
         "keras_inputs": [ref.layer for ref in graph.inputs],
         "layers": gen.taps,
+        "layer_layouts": gen.tap_layouts,  # "cf": channels moved to axis 1; "keras": axes as in Keras
     }
     source = model_file.render(gen, spec.path.name, weights_name)
     return KerasConversion(plans, report, source, gen.taps)

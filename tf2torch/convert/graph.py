@@ -40,6 +40,7 @@ class Generated:
     classes: list[ClassDef] = field(default_factory=list)  # nested classes first, the model last
     params: list[tuple[str, Param]] = field(default_factory=list)  # (state_dict key, param)
     taps: dict[str, str] = field(default_factory=dict)  # Keras layer name -> module path (verify hooks)
+    tap_layouts: dict[str, str] = field(default_factory=dict)  # Keras layer name -> its output's layout
     notes: list[str] = field(default_factory=list)
     helpers: list[str] = field(default_factory=list)
     inputs: list[tuple[str, TensorInfo]] = field(default_factory=list)
@@ -190,6 +191,7 @@ class GraphConverter:
             self.out.helpers += [h for h in conv.helpers if h not in self.out.helpers]
             if last_module and conv.ops[-1].module is not None:
                 self.out.taps.setdefault(layer.name, prefix + last_module.removeprefix("self."))
+                self.out.tap_layouts.setdefault(layer.name, layouts_rt.normalise(conv.outputs[0]).layout)
         return [Value(n, layouts_rt.normalise(i)) for n, i in zip(names, conv.outputs, strict=True)]
 
     def _arrange(self, args: list[Value], wants: str, accepts_flat: bool) -> tuple[list[str], list[TensorInfo]]:
