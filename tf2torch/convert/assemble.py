@@ -94,6 +94,22 @@ def _tensor_json(name: str, info) -> dict:
     return {"name": name, "keras_shape": list(info.shape), "layout": torch_layout}
 
 
+def match_names(spec: ModelSpec) -> dict[str, str]:
+    """Source name -> a name that says what the weight is (``layers/conv2d/vars/0`` -> ``conv1/weight``).
+
+    For matching a Keras file onto a user's own PyTorch model: the converters know which Keras weight is
+    which; their generated keys (layer name + torch parameter) are what the name matcher understands.
+    Empty when the architecture cannot be converted (then the file's own names are all there is).
+    """
+    if spec.graph is None:
+        return {}
+    try:
+        gen = GraphConverter(Options(keras_version=spec.graph.keras_version)).convert(spec.graph)
+    except UnsupportedError:
+        return {}
+    return {p.var.name: key.replace(".", "/") for key, p in gen.params if p.var is not None}
+
+
 def _param_plan(key: str, p: Param, dtype: DType | None) -> TensorPlan:
     if p.var is not None:
         return plan_tensor(key, p.var, p.layout, dtype)

@@ -8,7 +8,7 @@ taken when it is the single one both ways; everything else is reported with the 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..spec import Variable
@@ -80,8 +80,12 @@ def _is_suffix(short: tuple, long: tuple) -> bool:
     return len(short) < len(long) and long[len(long) - len(short):] == short
 
 
-def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Rules = NO_RULES) -> MatchResult:
+def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Rules = NO_RULES,
+          name_of: Callable[[Variable], str] | None = None) -> MatchResult:
+    """Match ``sources`` to ``targets``; ``name_of`` gives the name to match by (default: the variable's
+    name), e.g. ``conv1/weight`` for a Keras 3 weight stored as ``layers/conv2d/vars/0``."""
     result = MatchResult()
+    name_of = name_of or (lambda v: v.name)
     open_targets = {t.key: t for t in targets}
     pending: list[Variable] = []
 
@@ -104,7 +108,7 @@ def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Ru
 
     canon: dict[str, Canonical] = {}
     for src in pending:
-        c = canonical_tf(rules.rename(src.name))
+        c = canonical_tf(rules.rename(name_of(src)))
         if c is None:
             result.unmatched[src.name] = "its leaf name is not in the vocabulary (add a [pairs] rule)"
         else:

@@ -32,6 +32,8 @@ LEAF_VOCABULARY: dict[str, str] = {
     "mean": "running_mean",
     "moving_variance": "running_var",
     "variance": "running_var",
+    "running_mean": "running_mean",  # already PyTorch's names (e.g. a Keras weight named by its converter)
+    "running_var": "running_var",
     "alpha": "weight",  # PReLU
 }
 

@@ -45,8 +45,10 @@ def _mapped(var: Variable, key: str, layout: Layout, how: str) -> Entry:
 
 
 def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules = NO_RULES, ema: bool = False,
-               dtype: DType | None = None) -> tuple[list[TensorPlan], Report]:
-    """Map the checkpoint onto the state_dict keys of the user's model."""
+               dtype: DType | None = None, aliases: dict[str, str] | None = None) -> tuple[list[TensorPlan], Report]:
+    """Map the checkpoint onto the state_dict keys of the user's model.
+
+    ``aliases`` (source name -> name to match by) lets positional Keras 3 weights match by meaning."""
     report = Report(source=str(spec.path), format=spec.format.value, mode="model")
     candidates, skipped = select(spec.variables, ema=ema, rules=rules)
     for entry in skipped:
@@ -54,7 +56,9 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
     # torch's BatchNorm counts batches; TF keeps no such counter, so it starts at 0 (only used when
     # momentum=None during training).
     counters = [t for t in targets if t.key.endswith(".num_batches_tracked")]
-    result = match(candidates, [t for t in targets if t not in counters], rules)
+    alias = aliases or {}
+    result = match(candidates, [t for t in targets if t not in counters], rules,
+                   name_of=lambda v: alias.get(v.name, v.name))
     plans = []
     for m in result.matches:
         plans.append(plan_tensor(m.target.key, m.source, m.layout, dtype))

@@ -47,10 +47,35 @@ def _kind(module: Any) -> str:
     return ""
 
 
-def _same_modules(model: Any, spec_ops, key_of_var: dict[str, str], tf_padding: str | None,
+def _keras_layers(graph) -> list:
+    if graph is None:
+        return []
+    out = []
+    for layer in graph.layers:
+        out += _keras_layers(layer.graph) if layer.graph is not None else [layer]
+    return out
+
+
+def _keras_same(graph, key_of_var: dict[str, str]) -> dict[str, str]:
+    """Keras sources: conv layers with padding "same" -> the module their kernel went to."""
+    found: dict[str, str] = {}
+    if graph is None:
+        return found
+    for layer in graph.layers:
+        if layer.graph is not None:
+            found.update(_keras_same(layer.graph, key_of_var))
+        elif layer.config.get("padding") == "same":
+            keys = [key_of_var[w.name] for w in layer.weights if w.name in key_of_var]
+            if keys:
+                found[keys[0].rpartition(".")[0]] = f"Keras config: {layer.class_name} {layer.name!r} padding 'same'"
+    return found
+
+
+def _same_modules(model: Any, spec, key_of_var: dict[str, str], tf_padding: str | None,
                   overrides: dict[str, str]) -> dict[str, str]:
     """module path -> why it is a port of TF SAME."""
-    found: dict[str, str] = {}
+    found: dict[str, str] = _keras_same(spec.graph, key_of_var)
+    spec_ops = spec.ops
     for op in spec_ops:
         if op.padding == "SAME":
             keys = [key_of_var[v] for v in op.variables if v in key_of_var]
@@ -99,10 +124,10 @@ def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> 
     return sizes
 
 
-def plan_rewrites(model: Any, spec_ops, key_of_var: dict[str, str], tf_padding: str | None,
+def plan_rewrites(model: Any, spec, key_of_var: dict[str, str], tf_padding: str | None,
                   input_shape: tuple[int, ...] | None, overrides: dict[str, str],
                   bn_eps: dict[str, float]) -> list[Rewrite]:
-    same = _same_modules(model, spec_ops, key_of_var, tf_padding, overrides)
+    same = _same_modules(model, spec, key_of_var, tf_padding, overrides)
     dynamic = []
     for path in sorted(same):
         module = model.get_submodule(path)
@@ -157,6 +182,12 @@ def _static(r: Rewrite, size: tuple[int, ...] | None) -> Rewrite:
 def _bn_epsilons(model: Any, spec, key_of_var: dict[str, str]) -> dict[str, float]:
     """TF's epsilon for every BatchNorm that received weights: from the graph, else TF's default."""
     from_graph: dict[str, float] = {}
+    for layer in _keras_layers(spec.graph):  # Keras sources: the layer's own epsilon
+        eps = layer.config.get("epsilon")
+        if layer.class_name == "BatchNormalization" and isinstance(eps, (int, float)) and not isinstance(eps, bool):
+            for w in layer.weights:
+                if w.name in key_of_var:
+                    from_graph[key_of_var[w.name].rpartition(".")[0]] = float(eps)
     for op in spec.ops:
         if op.epsilon is not None:
             for var in op.variables:
@@ -180,10 +211,12 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
     ref = parse_model_ref(model_ref)
     model = build_user_model(ref)
     targets: list[TargetParam] = target_params(model)
-    plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype)
+    from ..convert.assemble import match_names
+
+    plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=match_names(spec))
     key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
     eps = _bn_epsilons(model, spec, key_of_var)
-    rewrites = plan_rewrites(model, spec.ops, key_of_var, tf_padding, input_shape, rules.padding, eps)
+    rewrites = plan_rewrites(model, spec, key_of_var, tf_padding, input_shape, rules.padding, eps)
     _report_rewrites(report, rewrites, spec, input_shape)
     missing = tuple(e.key for e in report.by_status("missing"))
     source = render_patched(ref.path, ref.attr, rewrites, weights_name, missing)
