@@ -5,13 +5,13 @@ Every weight is randomised (seeded numpy), BatchNorm statistics included, so a c
 or misorders a weight, or reads mean for variance, shows up as a numeric difference.
 
 Layouts: the generated model takes channels-first images (rank >= 4) and, for a rank-3 input whose
-first consumer is a Conv1D/pool, channels-first sequences; its docstring states the input shapes
-("Inputs: name: (N, 3, 32, 32)."), which is what ``torch_inputs`` follows.
+first consumer is a Conv1D/pool, channels-first sequences (Keras layout throughout with
+``channels_last=True``); the conversion report's ``interface`` states each input's and output's layout,
+which the harness follows and checks against the shapes.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -22,8 +22,6 @@ import numpy as np
 import torch
 
 from tests.util import convert_in_memory
-
-_INPUTS = re.compile(r"^Inputs: (.*)\.$", re.MULTILINE)
 
 
 def randomise(model: Any, seed: int = 0) -> None:
@@ -65,7 +63,8 @@ def _all_layers(model: Any):
         yield from _all_layers(layer)
 
 
-def inputs_for(model: Any, seed: int = 1, batch: int = 2, sizes: dict[int, tuple] | None = None) -> list[np.ndarray]:
+def inputs_for(model: Any, seed: int = 1, batch: int = 2,
+               sizes: dict[int, tuple] | None = None) -> list[np.ndarray]:
     """One seeded N(0, 1) batch per model input; ``sizes`` fills unknown dims (input index -> shape)."""
     rng = np.random.default_rng(seed)
     out = []
@@ -84,59 +83,30 @@ def keras_outputs(model: Any, xs: list[np.ndarray]) -> list[np.ndarray]:
     return [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
 
 
-def _doc_shapes(source: str) -> list[tuple]:
-    match = _INPUTS.search(source)
-    if match is None:
-        raise AssertionError("generated model docstring has no 'Inputs:' line")
-    shapes = []
-    for part in re.findall(r"\(N(?:, ([^)]*))?\)", match.group(1)):
-        shapes.append(tuple(None if s.strip() == "?" else int(s) for s in part.split(",")) if part else ())
-    return shapes
+def _layouts(conversion: Any, side: str) -> list[str]:
+    """The generated model's interface layouts ("channels_first" / "keras"), as the report states them."""
+    return [entry["layout"] for entry in conversion.report.interface[side]]
 
 
-def _is_cf(keras_shape: tuple, torch_shape: tuple, rank_hint: str, channels_last: bool) -> bool:
-    """Whether a tensor of Keras shape ``keras_shape`` appears channels-first as ``torch_shape``.
-
-    Images (rank >= 4 with batch) are channels-first unless ``channels_last``; a sequence's layout
-    depends on its first consumer, so it is read from the shapes (which must then differ).
-    """
-    if channels_last:
-        return False
-    moved = (keras_shape[-1], *keras_shape[:-1]) if keras_shape else keras_shape
-    if len(keras_shape) >= 3 and len(torch_shape) == len(keras_shape):
-        return not channels_last
-
-    def same(a, b):
-        return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
-
-    as_is, as_cf = same(keras_shape, torch_shape), same(moved, torch_shape)
-    if as_is and as_cf and len(keras_shape) >= 2 and moved != keras_shape:
-        raise AssertionError(f"{rank_hint}: shape {keras_shape} is ambiguous (cf or not); make the sizes differ")
-    if not (as_is or as_cf):
-        raise AssertionError(f"{rank_hint}: torch shape {torch_shape} is neither {keras_shape} nor {moved}")
-    return as_cf and not as_is
+def _to_torch(x: np.ndarray, layout: str) -> torch.Tensor:
+    t = torch.from_numpy(np.ascontiguousarray(x))
+    return t.movedim(-1, 1) if layout == "channels_first" else t
 
 
-def torch_inputs(source: str, xs: list[np.ndarray], channels_last: bool = False) -> list[torch.Tensor]:
-    shapes = _doc_shapes(source)
-    assert len(shapes) == len(xs), (shapes, [x.shape for x in xs])
-    out = []
-    for i, (x, shape) in enumerate(zip(xs, shapes)):
-        t = torch.from_numpy(np.ascontiguousarray(x))
-        out.append(t.movedim(-1, 1) if _is_cf(x.shape[1:], shape, f"input {i}", channels_last) else t)
-    return out
-
-
-def run_torch(model: torch.nn.Module, source: str, xs: list[np.ndarray],
-              channels_last: bool = False) -> list[torch.Tensor]:
+def run_torch(model: torch.nn.Module, conversion: Any, xs: list[np.ndarray]) -> list[torch.Tensor]:
+    layouts = _layouts(conversion, "inputs")
+    assert len(layouts) == len(xs), (layouts, [x.shape for x in xs])
     with torch.no_grad():
-        out = model(*torch_inputs(source, xs, channels_last))
+        out = model(*(_to_torch(x, layout) for x, layout in zip(xs, layouts)))
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
-def to_keras_layout(t: torch.Tensor, keras_out: np.ndarray, where: str, channels_last: bool) -> torch.Tensor:
-    keras_shape, torch_shape = keras_out.shape[1:], tuple(t.shape[1:])
-    return t.movedim(1, -1) if _is_cf(keras_shape, torch_shape, where, channels_last) else t
+def to_keras_layout(t: torch.Tensor, keras_out: np.ndarray, layout: str, where: str) -> torch.Tensor:
+    """A model output moved back to Keras's axes; its shape must be what the interface says."""
+    keras_shape = tuple(keras_out.shape[1:])
+    expected = (keras_shape[-1], *keras_shape[:-1]) if layout == "channels_first" else keras_shape
+    assert tuple(t.shape[1:]) == expected, f"{where}: torch shape {tuple(t.shape)}, expected (N, *{expected})"
+    return t.movedim(1, -1) if layout == "channels_first" else t
 
 
 @dataclass
@@ -157,13 +127,13 @@ def diff(actual: torch.Tensor, expected: np.ndarray) -> Diff:
     return Diff(float(d.max()) if d.size else 0.0, rel, float(np.abs(e).max()) if e.size else 0.0)
 
 
-def compare(torch_outs: list[torch.Tensor], keras_outs: list[np.ndarray], *, rtol: float, atol: float,
-            label: str, channels_last: bool = False) -> list[Diff]:
+def compare(torch_outs: list[torch.Tensor], keras_outs: list[np.ndarray], layouts: list[str], *, rtol: float,
+            atol: float, label: str) -> list[Diff]:
     """assert_close per output (after moving channels-first outputs back), printing the diffs."""
-    assert len(torch_outs) == len(keras_outs), f"{label}: {len(torch_outs)} outputs vs Keras {len(keras_outs)}"
+    assert len(torch_outs) == len(keras_outs), f"{label}: {len(torch_outs)} outputs, Keras {len(keras_outs)}"
     diffs = []
-    for i, (t, k) in enumerate(zip(torch_outs, keras_outs)):
-        t = to_keras_layout(t, k, f"{label} output {i}", channels_last)
+    for i, (t, k, layout) in enumerate(zip(torch_outs, keras_outs, layouts, strict=True)):
+        t = to_keras_layout(t, k, layout, f"{label} output {i}")
         d = diff(t, k)
         print(f"{label} output {i}: {d}")
         torch.testing.assert_close(t, torch.from_numpy(np.array(k)), rtol=rtol, atol=atol)
@@ -175,10 +145,11 @@ def check_file(path: Path, keras_model: Any, xs: list[np.ndarray], *, rtol: floa
                label: str, **options: Any) -> tuple[list[Diff], Any]:
     """Convert ``path`` in memory, run it on ``xs`` and compare with ``keras_model`` on the same."""
     model, conversion = convert_in_memory(path, **options)
-    channels_last = bool(options.get("channels_last"))
-    outs = run_torch(model, conversion.model_source, xs, channels_last)
-    diffs = compare(outs, keras_outputs(keras_model, xs), rtol=rtol, atol=atol, label=label,
-                    channels_last=channels_last)
+    outs = run_torch(model, conversion, xs)
+    diffs = compare(outs, keras_outputs(keras_model, xs), _layouts(conversion, "outputs"), rtol=rtol, atol=atol,
+                    label=label)
+    if options.get("channels_last"):
+        assert set(_layouts(conversion, "inputs") + _layouts(conversion, "outputs")) == {"keras"}
     return diffs, conversion
 
 
@@ -203,13 +174,13 @@ def ruff_check(source: str, path: Path) -> None:
     ruff = Path(sys.executable).with_name("ruff")
     cmd = [str(ruff), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), str(path)]
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=path.parent)
-    assert result.returncode == 0, f"ruff check failed on generated {path.name}:\n{result.stdout}{result.stderr}"
+    assert result.returncode == 0, f"ruff failed on {path.name}:\n{result.stdout}{result.stderr}"
 
 
 def import_isolated(source: str, path: Path) -> None:
     """``python -I`` imports the generated file and calls build_model() without tf2torch/TF/Keras."""
     path.write_text(source, encoding="utf-8")
-    result = subprocess.run([sys.executable, "-I", "-c", _ISOLATED, str(path)], capture_output=True, text=True,
-                            cwd=path.parent, timeout=300)
+    result = subprocess.run([sys.executable, "-I", "-c", _ISOLATED, str(path)], capture_output=True,
+                            text=True, cwd=path.parent, timeout=300)
     assert result.returncode == 0, f"importing generated {path.name} failed:\n{result.stderr[-3000:]}"
     assert "HEAVY []" in result.stdout, f"generated {path.name} imported heavy modules: {result.stdout}"

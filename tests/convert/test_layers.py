@@ -83,8 +83,10 @@ CASES: dict[str, Case] = {
     "depthwise2d-same-s2-mult2": Case(one(IMG, lambda L: L.DepthwiseConv2D(3, strides=2, padding="same",
                                                                           depth_multiplier=2))),
     "depthwise2d-valid": Case(one(IMG, lambda L: L.DepthwiseConv2D(3, use_bias=False))),
-    "depthwise1d-same-mult2": Case(one(SEQ, lambda L: L.DepthwiseConv1D(3, padding="same", depth_multiplier=2))),
-    "separable2d-same-mult2": Case(one(IMG, lambda L: L.SeparableConv2D(5, 3, padding="same", depth_multiplier=2))),
+    "depthwise1d-same-mult2": Case(one(SEQ, lambda L: L.DepthwiseConv1D(3, padding="same",
+                                                                       depth_multiplier=2))),
+    "separable2d-same-mult2": Case(one(IMG, lambda L: L.SeparableConv2D(5, 3, padding="same",
+                                                                       depth_multiplier=2))),
     "separable2d-valid-s2": Case(one(IMG, lambda L: L.SeparableConv2D(5, 3, strides=2, activation="relu"))),
     "separable1d-same-s2": Case(one(SEQ, lambda L: L.SeparableConv1D(5, 3, strides=2, padding="same"))),
     "transpose2d-same-k3-s1": Case(one(IMG, lambda L: L.Conv2DTranspose(4, 3, padding="same"))),
@@ -108,7 +110,8 @@ CASES: dict[str, Case] = {
     "batchnorm-no-scale": Case(one(IMG, lambda L: L.BatchNormalization(scale=False, epsilon=1e-5))),
     "batchnorm-no-center-no-scale": Case(one(IMG, lambda L: L.BatchNormalization(center=False, scale=False))),
     "batchnorm-vector": Case(one((7,), lambda L: L.BatchNormalization())),
-    "batchnorm-after-conv1d": Case(seq(SEQ, layers=lambda k: [k.layers.Conv1D(4, 3), k.layers.BatchNormalization()])),
+    "batchnorm-after-conv1d": Case(seq(SEQ, layers=lambda k: [k.layers.Conv1D(4, 3),
+                                                               k.layers.BatchNormalization()])),
     "layernorm-seq": Case(one((5, 8), lambda L: L.LayerNormalization())),
     "layernorm-image-channels": Case(one(IMG, lambda L: L.LayerNormalization(epsilon=1e-6))),
     "layernorm-image-all-axes": Case(one(IMG, lambda L: L.LayerNormalization(axis=[1, 2, 3]))),
@@ -122,9 +125,9 @@ CASES: dict[str, Case] = {
     # --- activations ----------------------------------------------------------------------------------
     **{f"activation-{name}": Case(one(IMG, lambda L, n=name: L.Activation(n)), scale=3.0)
        for name in ("relu", "relu6", "sigmoid", "tanh", "swish", "silu", "gelu", "hard_swish", "hard_silu",
-                    "hard_sigmoid", "elu", "selu", "softmax", "log_softmax", "softplus", "softsign", "leaky_relu",
-                    "mish", "exponential", "linear", "hard_tanh", "log_sigmoid", "tanh_shrink", "celu", "soft_shrink",
-                    "hard_shrink")},
+                    "hard_sigmoid", "elu", "selu", "softmax", "log_softmax", "softplus", "softsign",
+                    "leaky_relu", "mish", "exponential", "linear", "hard_tanh", "log_sigmoid", "tanh_shrink",
+                    "celu", "soft_shrink", "hard_shrink")},
     **{f"keras2-activation-{name}": Case(one(IMG, lambda L, n=name: L.Activation(n)), keras2=True, scale=3.0)
        for name in ("relu", "relu6", "swish", "gelu", "hard_sigmoid", "elu", "selu", "softmax", "leaky_relu",
                     "mish", "softplus")},
@@ -132,8 +135,8 @@ CASES: dict[str, Case] = {
     "conv2d-activation-swish": Case(one(IMG, lambda L: L.Conv2D(4, 3, activation="swish"))),
     "relu-plain": Case(one(IMG, lambda L: L.ReLU())),
     "relu-max6": Case(one(IMG, lambda L: L.ReLU(max_value=6.0)), scale=5.0),
-    "relu-slope-threshold-max": Case(one(IMG, lambda L: L.ReLU(max_value=2.5, negative_slope=0.1, threshold=0.5)),
-                                     scale=3.0),
+    "relu-slope-threshold-max": Case(one(IMG, lambda L: L.ReLU(max_value=2.5, negative_slope=0.1,
+                                                                threshold=0.5)), scale=3.0),
     "relu-slope": Case(one(IMG, lambda L: L.ReLU(negative_slope=0.2))),
     "leakyrelu": Case(one(IMG, lambda L: L.LeakyReLU(negative_slope=0.1))),
     "keras2-leakyrelu-default": Case(one(IMG, lambda L: L.LeakyReLU()), keras2=True),
@@ -168,8 +171,8 @@ CASES: dict[str, Case] = {
     "maxpool3d-valid": Case(one(VOL, lambda L: L.MaxPooling3D(2))),
     "avgpool3d-same": Case(one(VOL, lambda L: L.AveragePooling3D(2, padding="same"))),
     "maxpool3d-same-s2": Case(one(VOL, lambda L: L.MaxPooling3D(3, strides=2, padding="same"))),
-    **{f"{kind}-{n}d{'-keepdims' if keep else ''}": Case(one({1: SEQ, 2: IMG, 3: VOL}[n], lambda L, k=kind, n=n, kd=keep:
-                                                          getattr(L, f"{k}{n}D")(keepdims=kd)))
+    **{f"{kind}-{n}d{'-keepdims' if keep else ''}":
+       Case(one({1: SEQ, 2: IMG, 3: VOL}[n], lambda L, k=kind, n=n, kd=keep: getattr(L, f"{k}{n}D")(keepdims=kd)))
        for kind in ("GlobalAveragePooling", "GlobalMaxPooling") for n in (1, 2, 3) for keep in (False, True)},
     # --- merges ---------------------------------------------------------------------------------------
     **{f"merge-{name.lower()}": Case(seq(IMG, IMG, merge=lambda k, n=name: getattr(k.layers, n)()))
@@ -183,8 +186,8 @@ CASES: dict[str, Case] = {
     # --- shapes ---------------------------------------------------------------------------------------
     "flatten-image": Case(one(IMG, lambda L: L.Flatten())),
     "flatten-seq": Case(one(SEQ, lambda L: L.Flatten())),
-    "reshape-vector-to-image-conv": Case(seq((24,), layers=lambda k: [k.layers.Reshape((2, 3, 4)),
-                                                                       k.layers.Conv2D(3, 2, padding="same")])),
+    "reshape-vector-to-image-conv": Case(seq((24,), layers=lambda k: [
+        k.layers.Reshape((2, 3, 4)), k.layers.Conv2D(3, 2, padding="same")])),
     "reshape-image-minus1": Case(one((4, 6, 2), lambda L: L.Reshape((-1, 6)))),
     "permute-seq": Case(one((5, 8), lambda L: L.Permute((2, 1)))),
     "permute-image": Case(one(IMG, lambda L: L.Permute((2, 1, 3)))),
@@ -237,7 +240,8 @@ def _shared(keras: Any) -> Any:
     conv, dense = L.Conv2D(4, 3, strides=2, padding="same", name="shared_conv"), L.Dense(3, name="shared_fc")
     fa, fb = conv(a), conv(b)
     va, vb = dense(L.Flatten(name="fa")(fa)), dense(L.Flatten(name="fb")(fb))
-    return keras.Model([a, b], [L.Subtract(name="diff")([fa, fb]), L.Add(name="sum")([va, vb])], name="shared")
+    outputs = [L.Subtract(name="diff")([fa, fb]), L.Add(name="sum")([va, vb])]
+    return keras.Model([a, b], outputs, name="shared")
 
 
 def _squeeze_excite(keras: Any) -> Any:
@@ -281,16 +285,17 @@ def _ops_arith(keras: Any) -> Any:
 def _ops_unary(keras: Any) -> Any:
     x = keras.Input(IMG, name="x")
     o = keras.ops
-    outs = [o.sigmoid(x), o.tanh(x), o.relu(x), o.relu6(x), o.silu(x), o.gelu(x), o.gelu(x, approximate=False),
-            o.hard_sigmoid(x), o.hard_silu(x), o.exp(x), o.sqrt(o.abs(x)), o.square(x), o.softmax(x, axis=-1),
-            o.log_softmax(x, axis=1)]
+    outs = [o.sigmoid(x), o.tanh(x), o.relu(x), o.relu6(x), o.silu(x), o.gelu(x),
+            o.gelu(x, approximate=False), o.hard_sigmoid(x), o.hard_silu(x), o.exp(x), o.sqrt(o.abs(x)),
+            o.square(x), o.softmax(x, axis=-1), o.log_softmax(x, axis=1)]
     return keras.Model(x, outs, name="unary")
 
 
 def _ops_h5(keras: Any) -> Any:
     """In a Keras 3 .h5 the op layers lose their module: ``x * 2.0`` reads as a Multiply with a constant."""
     x, y = keras.Input(IMG, name="x"), keras.Input(IMG, name="y")
-    return keras.Model([x, y], [x * 2.0 + y, keras.ops.maximum(x, 0.25) - y, 1.0 - x], name="ops_h5")
+    return keras.Model([x, y], [x * 2.0 + y, keras.ops.maximum(x, 0.25) - y, 1.0 - x,
+                                keras.ops.concatenate([x, y], axis=-1)], name="ops_h5")
 
 
 def _merge_ranks(keras: Any) -> Any:
@@ -298,9 +303,9 @@ def _merge_ranks(keras: Any) -> Any:
     L = keras.layers
     img, vec, seq3 = keras.Input(IMG, name="img"), keras.Input((3,), name="vec"), keras.Input((10, 3), name="seq")
     conv_seq = L.Conv1D(3, 1, name="conv_seq")(seq3)  # channels-first inside the generated model
-    return keras.Model([img, vec, seq3], [L.Multiply(name="img_vec")([img, vec]), L.Add(name="vec_img")([vec, img]),
-                                          L.Add(name="img_seq")([img, conv_seq]),
-                                          L.Maximum(name="seq_vec")([conv_seq, vec])], name="ranks")
+    outputs = [L.Multiply(name="img_vec")([img, vec]), L.Add(name="vec_img")([vec, img]),
+               L.Add(name="img_seq")([img, conv_seq]), L.Maximum(name="seq_vec")([conv_seq, vec])]
+    return keras.Model([img, vec, seq3], outputs, name="ranks")
 
 
 def _application_layers(keras: Any) -> Any:
@@ -384,6 +389,12 @@ def _op_sigmoid(keras: Any) -> Any:
     return keras.Model(x, keras.ops.sigmoid(x), name="m")
 
 
+def _op_average_h5(keras: Any) -> Any:
+    """keras.ops.average is a reduction; in a Keras 3 .h5 it reads as class "Average" with two inputs."""
+    x, w = keras.Input((4,), name="x"), keras.Input((4,), name="w")
+    return keras.Model([x, w], keras.ops.average(x, axis=1, weights=w), name="m")
+
+
 def _op_array_constant(keras: Any) -> Any:
     x = keras.Input((3,), name="x")
     return keras.Model(x, keras.ops.add(x, np.array([1.0, 2.0, 3.0], np.float32)), name="m")
@@ -395,8 +406,11 @@ UNSUPPORTED = {
     "keras3-op-mean": (_keras3_op_mean, "keras", "Mean", ("keras.src.ops.numpy>Mean",)),
     "keras3-op-in-h5": (_op_sigmoid, "h5", "Sigmoid", ("'Sigmoid'",)),  # .h5 drops the op's module
     "keras3-op-array-constant": (_op_array_constant, "keras", "Add", ("keras.src.ops.numpy>Add", "constant")),
+    "keras3-op-average-in-h5": (_op_average_h5, "h5", "Average", ("keras.ops.average",)),
     "lambda": (_lambda, "keras", "Lambda", ("Lambda",)),
     "prelu-per-pixel": (_prelu_per_pixel, "h5", "PReLU", ("PReLU", "shared_axes")),
+    # keras.applications' own layers are recognised by module, which a Keras 3 .h5 does not keep
+    "application-layer-in-h5": (_application_layers, "h5", "LayerScale", ("'LayerScale'",)),
 }
 
 
@@ -438,7 +452,7 @@ def test_generated_helpers_pass_ruff_and_import_with_torch_only(tmp_path) -> Non
     xs = inputs_for(model, seed=1, sizes={0: (9, 10, 3)})
     _, conversion = check_file(path, model, xs, rtol=RTOL, atol=ATOL, label="helpers")
     source = conversion.model_source
-    for helper in ("class SamePad", "class SamePool", "class Crop", "class KerasRescaling", "class KerasNormalization"):
-        assert helper in source
+    for helper in ("SamePad", "SamePool", "Crop", "KerasRescaling", "KerasNormalization"):
+        assert f"class {helper}(nn.Module)" in source
     ruff_check(source, tmp_path / "model.py")
     import_isolated(source, tmp_path / "model.py")

@@ -27,7 +27,7 @@ class KerasNormalization(nn.Module):
 
 
 class KerasRescaling(nn.Module):
-    """keras.layers.Rescaling with per-channel ``scale`` / ``offset`` lists: x * scale + offset along ``dim``."""
+    """keras.layers.Rescaling with per-channel ``scale`` / ``offset``: x * scale + offset along ``dim``."""
 
     def __init__(self, channels, dim):
         super().__init__()
@@ -42,7 +42,7 @@ class KerasRescaling(nn.Module):
 
 
 class KerasLayerScale(nn.Module):
-    """ConvNeXt's LayerScale (keras.applications): x * gamma, one trainable gamma per channel along ``dim``."""
+    """ConvNeXt's LayerScale (keras.applications): x * gamma, one gamma per channel along ``dim``."""
 
     def __init__(self, channels, dim):
         super().__init__()

@@ -5,14 +5,18 @@ from __future__ import annotations
 from ..readers.keras_config import ARGS_KWARG
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import torch_axis
-from .ops import operands
+from .ops import NUMPY, broadcast, operands
 from .registry import converter
 
 
+def _is_op(ctx: Ctx) -> bool:
+    """A Keras 3 op saved in a legacy .h5, which drops op layers' module: ``x * 2.0`` reads as class
+    "Multiply" with a constant among its arguments. A layer's config always has "trainable", an op's never."""
+    return "trainable" not in ctx.config or ARGS_KWARG in ctx.call.kwargs
+
+
 def _operands(ctx: Ctx) -> list[str]:
-    if ARGS_KWARG in ctx.call.kwargs:
-        # A legacy .h5 written by Keras 3 drops the module of op layers: ``x * 2.0`` is saved as class
-        # "Multiply" with a constant among its arguments, which a Multiply layer can never have.
+    if _is_op(ctx):  # the op's positional operands (numbers allowed, keyword operands refused)
         return operands(ctx)
     if len(ctx.inputs) < 2 and ctx.layer.class_name != "Subtract":
         raise ctx.unsupported(f"expected at least 2 inputs, found {len(ctx.inputs)}")
@@ -30,6 +34,8 @@ def _operands(ctx: Ctx) -> list[str]:
 
 def _broadcast(ctx: Ctx) -> TensorInfo:
     """The output info: the input with the most known dims (Keras merges broadcast size-1 dims)."""
+    if _is_op(ctx):
+        return broadcast(ctx)  # ops broadcast like numpy (right-aligned): same ranks only
     return max(ctx.inputs, key=lambda i: (i.rank, sum(s is not None and s != 1 for s in i.shape)))
 
 
@@ -53,6 +59,9 @@ def multiply(ctx: Ctx) -> Converted:
 
 @converter("Average", wants="same")
 def average(ctx: Ctx) -> Converted:
+    if _is_op(ctx):
+        raise ctx.unsupported("keras.ops.average (a reduction, saved in .h5 under the merge layer's name)",
+                              "save the model as .keras, or use keras.layers.Average")
     ops = _operands(ctx)
     return Converted((Op(f"({' + '.join(ops)}) / {len(ops)}"),), (_broadcast(ctx),))
 
@@ -70,7 +79,7 @@ def extremum(ctx: Ctx) -> Converted:
     return Converted((Op(expr),), (_broadcast(ctx),))
 
 
-@converter("Concatenate", wants="same")
+@converter("Concatenate", NUMPY + "Concatenate", wants="same")  # keras.ops.concatenate saves its axis
 def concatenate(ctx: Ctx) -> Converted:
     axis = ctx.config.get("axis", -1)
     if isinstance(axis, bool) or not isinstance(axis, int):

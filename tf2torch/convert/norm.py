@@ -93,8 +93,8 @@ def _per_channel(ctx: Ctx, key: str, default: float) -> np.ndarray:
     if array.size == 1:
         return np.full(channels, array.item(), dtype=np.float32)
     if array.shape[-1:] != (channels,) or array.size != channels:
-        raise ctx.unsupported(f"config {key!r} of shape {array.shape}: only a scalar or one value per channel "
-                              f"({channels}) along the last axis is supported")
+        raise ctx.unsupported(f"config {key!r} of shape {array.shape}: only a scalar or one value per "
+                              f"channel ({channels}) along the last axis is supported")
     return array.reshape(channels).astype(np.float32)
 
 
@@ -102,7 +102,10 @@ def _per_channel(ctx: Ctx, key: str, default: float) -> np.ndarray:
 def rescaling(ctx: Ctx) -> Converted:
     scale, offset = ctx.config.get("scale", 1.0), ctx.config.get("offset", 0.0)
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (scale, offset)):
-        return Converted((Op(f"{{x}} * {float(scale)!r} + {float(offset)!r}"),), (ctx.x,))
+        expr = "{x}" if scale == 1 else f"{{x}} * {float(scale)!r}"
+        if offset:
+            expr += f" {'-' if offset < 0 else '+'} {abs(float(offset))!r}"
+        return Converted((Op(expr),), (ctx.x,))
     # Per-channel lists (EfficientNet with ImageNet weights: scale=[1/sqrt(std), ...]) broadcast along
     # Keras's last axis, i.e. the channels: buffers viewed along the channel dim of our layout.
     scales, offsets = _per_channel(ctx, "scale", 1.0), _per_channel(ctx, "offset", 0.0)
