@@ -121,6 +121,9 @@ def convert(
         tf_padding: "same" to treat every conv/pool whose padding is the symmetric k//2 guess as a port
             of TF 'SAME' (user models without a TF graph).
         dry_run: plan everything, write nothing.
+        progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
+            an ``expect(total_bytes, tensors)`` method (``tf2torch.progress.Progress`` does), that is
+            called first, with the totals.
 
     Returns:
         A ``Conversion``.
@@ -148,8 +151,8 @@ def convert(
             spec, model, rules=rule_set, ema=ema, dtype=out_dtype, input_shape=input_shape,
             tf_padding=tf_padding, weights_name=weights_name)
     elif spec.graph is not None:
-        from .convert import assemble
-        from .convert.graph import Options
+        from .layers import assemble
+        from .layers.graph import Options
 
         options = Options(channels_last=channels_last)
         if input_shape is not None:

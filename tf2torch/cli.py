@@ -81,8 +81,9 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
         spec = api.read(source, verify_crc=not no_verify_crc)
         result = summary.summarize(spec)
         if check:
-            with Progress(total=sum(v.nbytes for v in spec.variables), unit="B", label="checking") as bar:
-                summary.check(spec, result, on_variable=lambda v: bar.advance(v.nbytes))
+            with Progress(total=sum(v.nbytes for v in spec.variables), unit="B", label="checking",
+                          tensors=len(spec.variables)) as bar:
+                summary.check(spec, result, on_variable=lambda v: bar.on_tensor(v, v.nbytes))
     except Tf2TorchError as exc:
         _fail(exc)
     _emit_json(result.to_json()) if as_json else click.echo(summary.render(result))
@@ -133,7 +134,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
                 source, out_dir, model=model, config=config, rules=rules, weights_format=weights_format,
                 dtype=dtype, ema=ema, strict=strict, keep_names=keep_names, transpose=not no_transpose,
                 input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, force=force,
-                dry_run=dry_run, verify_crc=not no_verify_crc, progress=bar.on_tensor)
+                dry_run=dry_run, verify_crc=not no_verify_crc, progress=bar)
     except Tf2TorchError as exc:
         _fail(exc)
     report = result.report
@@ -190,8 +191,7 @@ def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: 
 @main.command()
 def layers() -> None:
     """List the Keras layer classes tf2torch converts."""
-    from . import convert as _converters  # noqa: F401  (registers the converters)
-    from .convert import registry  # noqa: F401
+    from .layers import registry  # importing tf2torch.layers registers every converter
 
     click.echo("\n".join(registry.supported()))
 
@@ -203,6 +203,9 @@ def _terminate(signum: int, frame: Any) -> None:
 def run() -> None:
     """Entry point with the one error net: click's own usage errors exit 2, anything else is reported."""
     signal.signal(signal.SIGTERM, _terminate)
+    # tf2torch makes no BLAS calls; numpy's OpenBLAS would still start (and spin) a thread per core at
+    # import, ~60 ms of a 2-core machine. An explicit setting by the user wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         main.main(standalone_mode=False)
     except click.exceptions.Exit as exc:

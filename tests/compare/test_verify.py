@@ -86,15 +86,24 @@ def test_given_inputs_in_pytorch_layout(outputs, tmp_path):
     assert result.inputs[0]["tf_shape"] == list(io["input"].shape)
 
 
-@pytest.mark.parametrize(("tf_padding", "ok"), [("same", True), (None, False)], ids=["tf-padding-same", "as-written"])
-def test_user_model_from_keras(tmp_path, tf_padding, ok):
+@pytest.mark.parametrize(("tf_padding", "rules", "ok"), [
+    ("same", "", True),  # SAME from --tf-padding (and the Keras config)
+    (None, "", True),  # SAME from the Keras config alone
+    (None, '[padding]\n"conv1" = "valid"\n', False),  # the user's padding=1 kept as written: diverges
+], ids=["tf-padding-same", "keras-config", "as-written"])
+def test_user_model_from_keras(tmp_path, tf_padding, rules, ok):
     """--model with a Keras source: a Keras layer pairs with the module its weights went to; the
     layer's fused ReLU is applied to the module's output before comparing."""
     require_tf()
     from tf2torch import api
 
     user = Path(__file__).with_name("user_cnn.py")
-    api.convert(KERAS2, tmp_path / "out", model=f"{user}:SmallCnn", input_shape=(2, 3, 16, 16), tf_padding=tf_padding)
+    rules_file = None
+    if rules:
+        rules_file = tmp_path / "rules.toml"
+        rules_file.write_text(rules)
+    api.convert(KERAS2, tmp_path / "out", model=f"{user}:SmallCnn", input_shape=(2, 3, 16, 16), tf_padding=tf_padding,
+                rules=rules_file)
     result = verify(KERAS2, tmp_path / "out")
     assert result.ok is ok and result.mode == "model"
     assert [r.name for r in result.rows] == ["conv1", "bn1", "dw1", "conv2", "logits", "output_0"]

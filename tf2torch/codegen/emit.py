@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..convert.base import Module
+from ..layers.base import Module
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLS = re.compile(r"^(nn\.)?[A-Za-z_][A-Za-z0-9_]*$")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
+import ast
+from functools import lru_cache
 from pathlib import Path
 
-from ..convert.graph import Generated
-from ..rewrite import modules as rewrite_modules
-from . import helpers as codegen_helpers
+from ..layers.graph import Generated
 from .emit import GeneratedFile, literal
 
 _RUNTIME = Path(__file__).with_name("runtime.py")
+# Where helper classes are defined. Their text is read from the files, never imported: both modules
+# import torch, and converting to safetensors must not (tests/test_lazy_imports.py).
+_HELPERS = Path(__file__).with_name("helpers.py")
+_INLINE_MODULES = Path(__file__).parent.parent / "rewrite" / "modules.py"  # defines INLINE_CLASSES
 
 
 def runtime_source() -> str:
@@ -20,14 +23,33 @@ def runtime_source() -> str:
     return "\n".join(lines[start:]) + "\n"
 
 
+@lru_cache(maxsize=None)
+def _definitions(path: Path) -> tuple[dict[str, str], dict[str, object]]:
+    """A module file's top-level class and function sources (decorators included, as
+    ``inspect.getsource`` gives them) and its literal constants, read with ``ast``."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    sources: dict[str, str] = {}
+    constants: dict[str, object] = {}
+    for node in ast.parse(text, str(path)).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            sources[node.name] = "".join(lines[start - 1:node.end_lineno])
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass  # not a literal (a class, a call): not a constant we need
+    return sources, constants
+
+
 def helper_sources(names: list[str]) -> list[str]:
-    out = []
-    for name in names:
-        if name in rewrite_modules.INLINE_CLASSES:
-            out.append(rewrite_modules.inline_source(name))
-        else:
-            out.append(inspect.getsource(getattr(codegen_helpers, name)))
-    return out
+    """Source text of each helper class: SAME-padding modules from ``rewrite/modules.py``
+    (``INLINE_CLASSES``), the others from ``codegen/helpers.py``."""
+    inline_sources, constants = _definitions(_INLINE_MODULES)
+    inline = constants.get("INLINE_CLASSES", ())
+    helpers = _definitions(_HELPERS)[0]
+    return [inline_sources[name] if name in inline else helpers[name] for name in names]  # type: ignore[operator]
 
 
 def footer(main: str, weights_name: str, input_doc: str, missing: tuple[str, ...] = ()) -> str:

@@ -211,7 +211,7 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
     ref = parse_model_ref(model_ref)
     model = build_user_model(ref)
     targets: list[TargetParam] = target_params(model)
-    from ..convert.assemble import match_names
+    from ..layers.assemble import match_names
 
     plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=match_names(spec))
     key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}

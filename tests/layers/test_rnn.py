@@ -19,8 +19,8 @@ import torch
 
 from tests.conftest import require_keras
 from tests.util import convert_in_memory, max_abs, to_tf_layout
-from tf2torch.convert import rnn
-from tf2torch.convert.base import Ctx, TensorInfo
+from tf2torch.layers import rnn
+from tf2torch.layers.base import Ctx, TensorInfo
 from tf2torch.errors import UnsupportedError
 from tf2torch.spec import LayerCall, LayerSpec, TensorRef
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import require_keras
-from tests.convert.harness import check_file, import_isolated, inputs_for, randomise, ruff_check
+from tests.layers.harness import check_file, import_isolated, inputs_for, randomise, ruff_check
 from tests.util import convert_in_memory
 from tf2torch.errors import UnsupportedError
 

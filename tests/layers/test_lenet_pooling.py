@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import require_keras
-from tests.convert.harness import check_file, randomise
+from tests.layers.harness import check_file, randomise
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import require_keras
-from tests.convert.harness import (
+from tests.layers.harness import (
     check_file,
     import_isolated,
     inputs_for,
