@@ -1,6 +1,8 @@
-"""Keras 3 operations recorded as layers: ``x + 1.0``, ``a / b``, ``keras.ops.sigmoid(x)`` in a functional
-model are saved as op "layers" with no weights, which the reader names by module
-(``keras.src.ops.numpy>Add``, ``keras.src.ops.nn>Sigmoid``).
+"""TF operations recorded as layers: ``x + 1.0``, ``a / b``, ``keras.ops.sigmoid(x)`` in a functional
+model are saved as op "layers" with no weights — Keras 3 names them by module
+(``keras.src.ops.numpy>Add``, ``keras.src.ops.nn>Sigmoid``), Keras 2 as ``TFOpLambda`` layers whose
+config names a TF function (``"function": "math.multiply"``). That name is looked up in the tables below,
+never in TensorFlow: an unknown name is refused, nothing is executed.
 
 Only elementwise ops are converted: their result does not depend on the layout, so they take their
 inputs as they come (two tensors are brought to the first one's layout). Constant operands are
@@ -117,3 +119,38 @@ def softmax(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"softmax over axis {axis!r}; only a single axis is supported")
     cls = "nn.Softmax" if ctx.layer.class_name.endswith(">Softmax") else "nn.LogSoftmax"
     return Converted((apply_module(Module(cls, (), (("dim", torch_axis(axis, ctx.x)),))),), (ctx.x,))
+
+
+# Keras 2 TFOpLambda: the TF symbol (config "function") -> an elementwise template over x and y.
+_TF_BINARY = {
+    "__operators__.add": "{0} + {1}", "math.add": "{0} + {1}", "math.subtract": "{0} - {1}",
+    "__operators__.sub": "{0} - {1}", "math.multiply": "{0} * {1}", "math.truediv": "{0} / {1}",
+    "math.divide": "{0} / {1}", "math.pow": "{0} ** {1}", "math.maximum": "torch.maximum({0}, {1})",
+    "math.minimum": "torch.minimum({0}, {1})",
+}
+_TF_UNARY = {
+    "nn.relu": "torch.relu({0})", "nn.relu6": "torch.clamp({0}, 0.0, 6.0)", "math.sigmoid": "torch.sigmoid({0})",
+    "nn.silu": "F.silu({0})", "nn.swish": "F.silu({0})", "math.tanh": "torch.tanh({0})",
+    "math.exp": "torch.exp({0})", "math.sqrt": "torch.sqrt({0})", "math.square": "torch.square({0})",
+    "math.negative": "-{0}", "math.abs": "torch.abs({0})",
+}
+
+
+@converter("TFOpLambda", wants="same")
+def tf_op_lambda(ctx: Ctx) -> Converted:
+    function = ctx.config.get("function")
+    if function in _TF_UNARY and len(ctx.inputs) == 1:
+        return Converted((Op(_TF_UNARY[function]),), (ctx.x,))
+    if function not in _TF_BINARY:
+        raise ctx.unsupported(f"TF function {function!r} recorded by Keras 2 is not supported "
+                              f"(supported: {', '.join(sorted([*_TF_BINARY, *_TF_UNARY]))})")
+    y = ctx.call.kwargs.get("y")  # Keras 2 records the second operand as the keyword "y"
+    if len(ctx.inputs) == 2:  # a tensor y: the reader lists keyword tensors after the positional one
+        return Converted((Op(_TF_BINARY[function]),), (broadcast(ctx),))
+    if len(ctx.inputs) != 1:
+        raise ctx.unsupported(f"expected one or two tensor operands, found {len(ctx.inputs)}")
+    constant = _number(ctx, y)
+    if function in ("math.maximum", "math.minimum"):  # torch.maximum takes tensors only
+        bound = "min" if function == "math.maximum" else "max"
+        return Converted((Op(f"{{0}}.clamp({bound}={constant})"),), (ctx.x,))
+    return Converted((Op(_TF_BINARY[function].format("{0}", constant)),), (ctx.x,))

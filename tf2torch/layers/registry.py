@@ -18,8 +18,9 @@ from .base import Converted, Ctx, Registration
 
 _REGISTRY: dict[str, Registration] = {}
 
-# Layers that carry code instead of configuration: tf2torch never executes input files.
-CODE_LAYERS = {"Lambda", "TFOpLambda", "SlicingOpLambda"}
+# Layers that carry code instead of configuration: tf2torch never executes input files. (Keras 2's
+# TFOpLambda only *names* a TF function; layers/ops.py converts a fixed list of those names.)
+CODE_LAYERS = {"Lambda", "SlicingOpLambda"}
 
 
 def converter(*class_names: str, wants: str = "any", accepts_flat: bool = False,
