@@ -7,10 +7,12 @@ One row per dtype tf2torch understands. ``bfloat16`` has no numpy dtype, so it i
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import UnsupportedError
+
+if TYPE_CHECKING:  # imported where arrays are handled: listing a checkpoint needs no numpy
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,7 @@ class DType:
 
     @property
     def itemsize(self) -> int:
-        return 0 if self.name == "string" else np.dtype(self.storage).itemsize
+        return 0 if self.name == "string" else int(self.storage[2:])  # "<f4" -> 4
 
     @property
     def is_float(self) -> bool:
@@ -68,6 +70,8 @@ def from_tf_enum(value: int, where: str) -> DType:
 
 def from_numpy(dtype: np.dtype, where: str) -> DType:
     """The dtype for a numpy dtype as h5py returns it (bfloat16 is not representable there)."""
+    import numpy as np
+
     if dtype.kind in ("S", "O", "U"):
         return BY_NAME["string"]
     for row in _ROWS:
@@ -85,6 +89,8 @@ def by_name(name: str) -> DType:
 
 def _bf16_bits_from_f32(values: np.ndarray) -> np.ndarray:
     """float32 -> bfloat16 bits, rounding to nearest even like TF and torch; NaN stays a quiet NaN."""
+    import numpy as np
+
     bits = np.ascontiguousarray(values, dtype="<f4").view("<u4")
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
     return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)

@@ -1,4 +1,14 @@
-"""A progress bar on stderr for long work: only on a terminal, only after a second, never in CI logs."""
+"""A progress bar on stderr for long work: only on a terminal, only after a second, never in CI logs.
+
+    with Progress(total=nbytes, tensors=count, label="converting") as bar:
+        for plan in plans:
+            ...
+            bar.on_tensor(plan, plan.nbytes)     # or bar(plan, plan.nbytes): a writer callback
+
+When the totals are only known later (``convert`` plans first, then writes), the writer announces
+them with ``bar.expect(total_bytes, tensors)``; ``write_outputs`` does so for any callback that has
+an ``expect`` method.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +18,14 @@ from typing import Any
 
 
 class Progress:
-    """``with Progress(total, unit="B") as bar: bar.advance(n)``; silent unless stderr is a TTY."""
+    """Bytes and tensors done out of a known total; silent unless enabled and stderr is a TTY."""
 
     DELAY = 1.0  # seconds of work before a bar appears: short runs stay quiet
     INTERVAL = 0.1
 
-    def __init__(self, total: int | None = None, unit: str = "B", label: str = "", enabled: bool = True) -> None:
-        self.total, self.unit, self.label = total, unit, label
+    def __init__(self, total: int | None = None, unit: str = "B", label: str = "", enabled: bool = True,
+                 tensors: int | None = None) -> None:
+        self.total, self.unit, self.label, self.tensors = total, unit, label, tensors
         self.enabled = enabled and sys.stderr.isatty()
         self.done = 0
         self.count = 0
@@ -30,12 +41,16 @@ class Progress:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
 
+    def expect(self, total: int, tensors: int | None = None) -> None:
+        """Announce the totals once they are known."""
+        self.total, self.tensors = total, tensors
+
     def on_tensor(self, plan: Any, nbytes: int) -> None:
-        """Writer callback: one tensor of ``nbytes`` written."""
-        if self.total is None and hasattr(plan, "total_bytes"):
-            self.total = plan.total_bytes
+        """One tensor of ``nbytes`` done (written, or read and checked)."""
         self.count += 1
         self.advance(nbytes)
+
+    __call__ = on_tensor  # so the bar itself can be passed as a writer's ``on_tensor`` callback
 
     def advance(self, n: int) -> None:
         self.done += n
@@ -45,15 +60,20 @@ class Progress:
         if now - self._start < self.DELAY or now - self._last < self.INTERVAL:
             return
         self._last, self._shown = now, True
-        rate = self.done / max(now - self._start, 1e-9)
+        sys.stderr.write(f"\r{self.line(now - self._start)}\033[K")
+        sys.stderr.flush()
+
+    def line(self, elapsed: float) -> str:
+        """The bar's text after ``elapsed`` seconds."""
+        rate = self.done / max(elapsed, 1e-9)
+        count = f"{self.count}/{self.tensors}" if self.tensors is not None else str(self.count)
         if self.total:
             frac = min(self.done / self.total, 1.0)
-            bar = "#" * int(frac * 30)
-            text = f"{self.label} [{bar:<30}] {frac:6.1%} {_human(self.done)}/{_human(self.total)}"
+            text = (f"{self.label} [{'#' * int(frac * 30):<30}] {frac:6.1%} "
+                    f"{_human(self.done)}/{_human(self.total)}")
         else:
             text = f"{self.label} {_human(self.done)}"
-        sys.stderr.write(f"\r{text}  {self.count} tensors  {_human(rate)}/s\033[K")
-        sys.stderr.flush()
+        return f"{text}  {count} tensors  {_human(rate)}/s"
 
 
 def _human(n: float) -> str:

@@ -10,11 +10,12 @@ import enum
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .dtypes import DType
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Role(enum.StrEnum):

@@ -68,14 +68,17 @@ def summarize(spec: ModelSpec) -> Summary:
 
 
 def check(spec: ModelSpec, summary: Summary, on_variable: Callable[[Variable], None] | None = None) -> Summary:
-    """Read every tensor (verifying CRC32C where the format has it); record each failure by name."""
+    """Read every tensor (verifying CRC32C where the format has it); record each failure by name.
+
+    ``on_variable`` is called after each variable is read (or found bad), for progress.
+    """
     for var in spec.variables:
-        if on_variable is not None:
-            on_variable(var)
         try:
             var.read()
         except FormatError as exc:
             summary.bad.append({"name": var.name, "error": str(exc)})
+        if on_variable is not None:
+            on_variable(var)
     return summary
 
 

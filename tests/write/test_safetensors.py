@@ -18,6 +18,7 @@ from safetensors import safe_open
 
 from tf2torch.dtypes import by_name
 from tf2torch.errors import OutputError, Tf2TorchError, UnsupportedError, UsageError
+from tf2torch.write import pipeline as write_pipeline
 from tf2torch.write import safetensors as st_writer
 from tf2torch.write.plan import TensorPlan
 from tf2torch.write.safetensors import build_header, write_safetensors
@@ -138,21 +139,24 @@ def test_safe_open_reads_back(name: str, tmp_path: Path) -> None:
                                want.view(torch.int16) if dtype == "bfloat16" else want)
 
 
-def test_one_produced_array_alive_at_a_time(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pipeline", [0, 3 << 18], ids=["no-pipeline", "three-tensors"])
+def test_produced_arrays_alive_stay_within_the_pipeline(tmp_path: Path, monkeypatch, pipeline: int) -> None:
+    monkeypatch.setattr(write_pipeline, "PIPELINE_BYTES", pipeline)
     refs: list[weakref.ref] = []
     alive_before: list[int] = []
 
     def producer(i: int):
         def produce() -> np.ndarray:
             alive_before.append(sum(r() is not None for r in refs))
-            array = np.full((256, 256), i, "<f4")  # fresh each time: nothing else holds it
+            array = np.full((256, 256), i, "<f4")  # fresh each time: nothing else holds it (256 KiB)
             refs.append(weakref.ref(array))
             return array
         return produce
 
     plans = [TensorPlan(f"t{i:02d}", by_name("float32"), (256, 256), producer(i)) for i in range(20)]
     write_safetensors(tmp_path / "m.safetensors", plans)
-    assert alive_before == [0] * 20
+    # Produced but unwritten arrays, plus the one about to be produced, fit the pipeline's budget.
+    assert max(alive_before) <= max(pipeline // (256 << 10) - 1, 0), alive_before
     assert all(r() is None for r in refs)
 
 

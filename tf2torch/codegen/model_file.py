@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..layers.graph import Generated
@@ -23,7 +23,7 @@ def runtime_source() -> str:
     return "\n".join(lines[start:]) + "\n"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _definitions(path: Path) -> tuple[dict[str, str], dict[str, object]]:
     """A module file's top-level class and function sources (decorators included, as
     ``inspect.getsource`` gives them) and its literal constants, read with ``ast``."""

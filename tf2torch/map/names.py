@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import MappingError
+
 # TF leaf name -> PyTorch parameter name. Keys are lower-case.
 LEAF_VOCABULARY: dict[str, str] = {
     "kernel": "weight",
@@ -100,9 +102,12 @@ def bare_key(name: str, keep_names: bool = False) -> str:
     attention.self.query.weight``). With ``keep_names`` only "/" becomes ".".
     """
     parts = split_tf(name)
+    if not parts:  # "", "/", "..": legal TF keys that hold no component to build a module path from
+        raise MappingError(f"variable {name!r}: its name has no component to make a state_dict key of; "
+                           "give it one with a rules file ([rename]) or skip it")
     if keep_names:
         return ".".join(parts)
-    leaf = leaf_name(parts[-1]) if parts else None
+    leaf = leaf_name(parts[-1])
     scopes = [p for p in parts[:-1] if "".join(tokens(p)) not in WRAPPER_SCOPES]
     if leaf is None:
         return ".".join([*scopes, parts[-1]])

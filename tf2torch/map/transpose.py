@@ -42,6 +42,7 @@ TILE_COLS = 4096
 STAGE_ROWS = 64
 STAGE_COLS = 1024
 _SMALL = 1 << 20  # bytes: an array this small stays in cache, where the plain strided copy is fastest
+_RELEASE_STEP = 8 << 20  # bytes of a mapped source passed between two releases of its pages
 _LONG_RUN = 64  # bytes: when both sides share a contiguous inner run this long, strided copy is fine
 
 
@@ -109,6 +110,13 @@ def _simplify(shape: Sequence[int], strides: Sequence[int],
     return m_shape, m_strides, m_perm
 
 
+def _release(pages: Pages, upto: int) -> None:
+    """Give back the source pages passed, every _RELEASE_STEP bytes and at the end: each madvise
+    also flushes the TLBs of the CPUs running this process's other threads (costly in a VM)."""
+    if upto - pages.done >= _RELEASE_STEP or upto >= pages.nbytes:
+        pages.release(upto)
+
+
 def _staged_2d(src: np.ndarray, dst: np.ndarray, pages: Pages | None) -> None:
     """``dst[...] = src.T`` for 2-D arrays, band by band through a padded staging buffer."""
     rows, cols = src.shape
@@ -122,7 +130,7 @@ def _staged_2d(src: np.ndarray, dst: np.ndarray, pages: Pages | None) -> None:
             np.copyto(tile, band[:, c:c + STAGE_COLS])
             dst[c:c + STAGE_COLS, r:r + n] = tile.T
         if pages is not None:
-            pages.release((r + n) * src.strides[0])
+            _release(pages, (r + n) * src.strides[0])
 
 
 def _tiled_copy(src: np.ndarray, dst: np.ndarray, perm: tuple[int, ...], pages: Pages | None = None) -> None:
@@ -147,4 +155,4 @@ def _tiled_copy(src: np.ndarray, dst: np.ndarray, perm: tuple[int, ...], pages: 
             box = tuple(slice(o, o + s) for o, s in zip((first, *rest), steps))
             dst[tuple(box[a] for a in perm)] = src[box].transpose(perm)
         if pages is not None:
-            pages.release(min(first + steps[0], src.shape[0]) * src.strides[0])
+            _release(pages, min(first + steps[0], src.shape[0]) * src.strides[0])

@@ -22,18 +22,18 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..dtypes import DType, from_tf_enum
 from ..errors import FormatError, IntegrityError, UnsupportedError
-from ..pages import Pages, map_file
 from ..spec import Role, Variable
 from . import slicekey
 from .crc import crc32c, unmask
 from .proto import Message, decode_utf8
-from .strings import decode_string_tensor
 from .table import Table
+
+if TYPE_CHECKING:  # numpy is imported by the reads only: listing a checkpoint (`inspect`) needs none
+    import numpy as np
 
 _FIX = "re-save the checkpoint, or restore its files from a backup"
 _BUNDLE_VERSION = 1  # kTensorBundleVersion: the consumer version we implement
@@ -70,7 +70,8 @@ def _shape(msg: Message, where: str) -> tuple[int, ...]:
     if msg.flag(3):
         raise FormatError(f"{where}: stored tensor has unknown rank, expected a fully defined shape; {_FIX}")
     dims = tuple(d.int64(1) for d in msg.messages(2, "dim"))
-    if any(d < 0 for d in dims) or math.prod(dims) >= 1 << 62:
+    # numpy arrays have at most 64 dimensions (TF allows 254, but no checkpoint tensor comes close).
+    if any(d < 0 for d in dims) or math.prod(dims) >= 1 << 62 or len(dims) > 64:
         raise FormatError(f"{where}: expected non-negative dimensions of sane size, found shape "
                           f"{list(dims)}; {_FIX}")
     return dims
@@ -216,6 +217,8 @@ class Bundle:
 
     def read(self, key: str) -> np.ndarray:
         """The full tensor stored under ``key`` (partitioned variables joined)."""
+        import numpy as np
+
         entry = self.entries[key]
         if not entry.slices:
             return self._read_entry(entry)
@@ -229,6 +232,8 @@ class Bundle:
         where = f"{path} variable {entry.key!r}"
         if entry.dtype.name != "string" and entry.size >= _MAP_MIN:
             return self._map_entry(entry, path, where)
+        import numpy as np
+
         buf = np.empty(entry.size, np.uint8)
         try:
             with open(path, "rb") as f:
@@ -245,6 +250,8 @@ class Bundle:
         except OSError as exc:
             raise FormatError(f"{where}: cannot read the data shard ({exc.strerror}); {_FIX}") from None
         if entry.dtype.name == "string":
+            from .strings import decode_string_tensor
+
             strings = decode_string_tensor(buf, entry.numel, self.verify_crc, where, entry.crc)
             return strings.reshape(entry.shape)
         if self.verify_crc:
@@ -253,6 +260,8 @@ class Bundle:
 
     def _map_entry(self, entry: Entry, path: Path, where: str) -> np.ndarray:
         """A numeric tensor as a read-only view of its own mapping of the data file, CRC-checked."""
+        from ..pages import map_file
+
         try:
             with open(path, "rb") as f:
                 # Re-checked just before mapping: touching pages past a shortened file would be SIGBUS.
@@ -265,6 +274,8 @@ class Bundle:
         return data.view(entry.dtype.storage).reshape(entry.shape)
 
     def _check_crc(self, entry: Entry, data: np.ndarray, where: str) -> None:
+        from ..pages import Pages
+
         pages = Pages.of(data) if entry.size > _CRC_CHUNK else None
         crc = 0
         for start in range(0, entry.size, _CRC_CHUNK):

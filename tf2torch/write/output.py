@@ -29,6 +29,9 @@ def write_outputs(out_dir: Path, plans: list[TensorPlan], report: Report, model_
     if taps:
         report.outputs["layers"] = "see 'taps' in report.json"
     metadata = {"format": "pt", "producer": "tf2torch", "source": report.source}
+    expect = getattr(progress, "expect", None)  # e.g. tf2torch.progress.Progress: announce the totals
+    if expect is not None:
+        expect(sum(plan.nbytes for plan in plans), len(plans))
     with staged_output(out_dir, force=force) as staging:
         if weights_format == "safetensors":
             from .safetensors import write_safetensors

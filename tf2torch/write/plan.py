@@ -11,11 +11,13 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..dtypes import DType
 from ..errors import Tf2TorchError, UnsupportedError
+
+if TYPE_CHECKING:  # (imported by the functions that handle arrays: planning needs no numpy)
+    import numpy as np
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +57,8 @@ def check_plans(plans: Iterable[TensorPlan], writer: str) -> list[TensorPlan]:
     Returns:
         The plans as a list, in the order given.
     """
+    import numpy as np
+
     plans = list(plans)
     dupes = sorted(k for k, n in Counter(p.key for p in plans).items() if n > 1)
     if dupes:
@@ -82,6 +86,8 @@ def produce_checked(plan: TensorPlan) -> np.ndarray:
     A writer that trusted the declared shape would write a header that lies about the data, so a
     mismatch is an error here. A non-contiguous result is copied (correct, if slower).
     """
+    import numpy as np
+
     array = plan.produce()
     if isinstance(array, np.generic):  # numpy ufuncs turn 0-d arrays into scalars
         array = np.asarray(array)

@@ -3,20 +3,25 @@
 File layout: 8-byte little-endian header length N, then N bytes of JSON
 ``{"__metadata__": {str: str}, key: {"dtype", "shape", "data_offsets": [begin, end]}, ...}``
 padded with spaces to a multiple of 8, then the tensors back to back, little-endian, offsets relative
-to the end of the header. The header needs only dtypes and shapes, so it is written first and each
-tensor is then produced, written and released before the next: peak memory is one tensor.
+to the end of the header. The header needs only dtypes and shapes, so it is written first and the
+tensors are then produced and written in data order, each released once written: peak memory is
+about one tensor (or the pipeline's small budget), never the model.
 
 The bytes equal ``safetensors.torch.save_file``'s for the same tensors (same data order, JSON
 spelling and padding) except for the order of several ``__metadata__`` entries: safetensors emits a
 Rust ``HashMap`` in random order, we sort them so our output is reproducible.
 No torch import here: writing safetensors needs numpy only.
+
+Tensors are produced and written by ``pipeline.stream`` (worker threads, at most
+``pipeline.PIPELINE_BYTES`` of them in flight). Written ranges are handed to the kernel's writeback at
+once (``_start_writeback``): the final fsync of ``staged_output`` then finds little left to do.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import mmap
+import os
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -24,7 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import OutputError, Tf2TorchError, UnsupportedError, UsageError
-from .plan import TensorPlan, check_plans, produce_checked
+from ..pages import Pages
+from . import pipeline
+from .plan import TensorPlan, check_plans
 
 # Data order: safetensors' own `prepare` sorts by dtype (descending, in the order of its Rust `Dtype`
 # enum) and then by key. With 8-byte items first and 1-byte last, every tensor starts at a multiple of
@@ -34,8 +41,9 @@ _DTYPE_RANK = {name: i for i, name in enumerate(
 _METADATA_KEY = "__metadata__"
 _MAX_HEADER = 100_000_000  # safetensors readers refuse larger headers (MAX_HEADER_SIZE)
 # Writes go out in pieces of this size: large enough for full disk speed, small enough that pages of a
-# memory-mapped source can be dropped behind the write (see _SourcePages).
+# memory-mapped source can be dropped behind the write (see tf2torch.pages).
 _CHUNK = 64 << 20
+_SourcePages = Pages  # (the name tests use)
 
 
 def build_header(plans: Iterable[TensorPlan],
@@ -102,33 +110,52 @@ def write_safetensors(path: Path, plans: Iterable[TensorPlan], *, metadata: Mapp
     """
     path = Path(path)
     header, ordered = build_header(plans, metadata)
-    total = len(header)
+    total = len(header) + sum(plan.nbytes for plan in ordered)
     try:
         # Unbuffered: every write goes straight from the tensor's memory to the kernel, no extra copy.
         f = open(path, "wb", buffering=0)
     except OSError as exc:
         raise OutputError(f"{path}: cannot create ({exc.strerror or exc}); choose another output location") from exc
+    offset = len(header)
+
+    def write(array: np.ndarray, stopped: Callable[[], bool]) -> None:
+        nonlocal offset
+        pages = _SourcePages.of(array)
+        view = memoryview(array.reshape(-1)).cast("B") if array.size else memoryview(b"")
+        for start in range(0, len(view), _CHUNK):
+            if stopped():
+                return
+            chunk = view[start:start + _CHUNK]
+            _write(f, chunk, path)
+            _start_writeback(f, offset, len(chunk))
+            offset += len(chunk)
+            if pages is not None:
+                pages.release(start + _CHUNK)
+
     try:
         with f:
             _write(f, memoryview(header), path)
-            for plan in ordered:
-                array = produce_checked(plan)
-                pages = _SourcePages.of(array)
-                view = memoryview(array.reshape(-1)).cast("B") if array.size else memoryview(b"")
-                for start in range(0, len(view), _CHUNK):
-                    _write(f, view[start:start + _CHUNK], path)
-                    if pages is not None:
-                        pages.release(start + _CHUNK)
-                total += len(view)
-                del view, array, pages  # release before the next tensor is produced
-                if on_tensor is not None:
-                    on_tensor(plan, plan.nbytes)
+            pipeline.stream(ordered, write, on_tensor)
     except BaseException:
         # A header promising more data than follows must not survive, even outside staged_output.
         if path.is_file():  # (never a device or fifo given as the path)
             path.unlink()
         raise
     return total
+
+
+def _start_writeback(f: io.RawIOBase, offset: int, size: int) -> None:
+    """Ask the kernel to start writing ``size`` bytes at ``offset`` to disk now, without waiting.
+
+    On Linux, POSIX_FADV_DONTNEED starts writeback of dirty pages in the range (and drops only pages
+    that are already clean, so the data stays cached). Written this way, the fsync at the end of a
+    conversion waits for the last chunk instead of the whole file. A hint only.
+    """
+    if hasattr(os, "posix_fadvise"):
+        try:
+            os.posix_fadvise(f.fileno(), offset, size, os.POSIX_FADV_DONTNEED)
+        except OSError:
+            pass
 
 
 def _write(f: io.RawIOBase, data: memoryview, path: Path) -> None:
@@ -140,51 +167,3 @@ def _write(f: io.RawIOBase, data: memoryview, path: Path) -> None:
     except OSError as exc:
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc}); free disk space or choose "
                           "another output location") from exc
-
-
-class _SourcePages:
-    """Drop already-written pages of a read-only memory-mapped source from this process's RSS.
-
-    Without this, writing a 4 GB tensor that a reader mapped with ``np.memmap(mode="r")`` pulls all
-    4 GB into resident memory until the array is released. ``MADV_DONTNEED`` on a read-only shared
-    file mapping only unmaps pages (the data stays in the file and page cache), so it is safe; on
-    anonymous or copy-on-write memory it would *erase* data, hence the strict check in ``of``.
-    ``MADV_SEQUENTIAL`` additionally asks for aggressive readahead on a cold cache.
-    """
-
-    def __init__(self, mm: mmap.mmap, begin: int, nbytes: int) -> None:
-        self.mm, self.begin, self.nbytes, self.done = mm, begin, nbytes, 0
-
-    @classmethod
-    def of(cls, array: np.ndarray) -> _SourcePages | None:
-        if not hasattr(mmap, "MADV_DONTNEED") or array.nbytes < 2 * _CHUNK:
-            return None
-        root: np.ndarray | None = array
-        while isinstance(root, np.ndarray) and not isinstance(root.base, mmap.mmap):
-            root = root.base if isinstance(root.base, np.ndarray) else None
-        if not isinstance(root, np.memmap) or root.mode != "r":
-            return None
-        mm: mmap.mmap = root.base
-        # np.memmap maps from `offset` rounded down to the allocation granularity.
-        mm_addr = root.ctypes.data - root.offset % mmap.ALLOCATIONGRANULARITY
-        begin = array.ctypes.data - mm_addr
-        if begin < 0 or begin + array.nbytes > len(mm):
-            return None
-        pages = cls(mm, begin, array.nbytes)
-        pages._advise(mmap.MADV_SEQUENTIAL, begin, begin + array.nbytes)
-        return pages
-
-    def release(self, upto: int) -> None:
-        """Drop the whole pages among the first ``upto`` bytes of the array."""
-        upto = min(upto, self.nbytes)
-        self._advise(mmap.MADV_DONTNEED, self.begin + self.done, self.begin + upto)
-        self.done = upto
-
-    def _advise(self, option: int, start: int, end: int) -> None:
-        start -= start % mmap.PAGESIZE  # madvise wants a page-aligned start
-        end -= end % mmap.PAGESIZE
-        if end > start:
-            try:
-                self.mm.madvise(option, start, end - start)
-            except (OSError, ValueError):
-                pass  # a hint only: never fail a write because the kernel declined it
