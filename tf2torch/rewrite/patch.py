@@ -1,9 +1,7 @@
 """Patch a user's PyTorch model so it computes what TensorFlow computed: 'SAME' padding and BN epsilon.
 
-Where SAME comes from, in order: the rules file's [padding] overrides, the TF1 graph (``.meta``: the
-padding of the conv/pool op that reads the module's kernel variable), and ``--tf-padding same`` (every
-conv/pool whose padding is the symmetric guess (k-1)·d // 2 is a port of TF SAME). Input sizes come from
-running the model once with ``--input-shape`` (dynamic padding is used when it is not given).
+Which modules need it comes from ``sources``; here the rewrites are planned (static pads when the input
+size is known from ``--input-shape``, else run-time padding) and the patched ``model.py`` is rendered.
 """
 
 from __future__ import annotations
@@ -22,10 +20,7 @@ from ..map.target import build_user_model, parse_model_ref, target_params
 from . import apply as apply_module
 from .apply import apply_rewrites
 from .same import tf_same_conv_padding, torch_pad_order
-
-TF_DEFAULT_BN_EPSILON = 1e-3  # tf.keras / tf.compat.v1.layers / tf.contrib batch_norm default
-_WINDOW_KINDS = ("Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
-                 "AvgPool3d")
+from .sources import bn_epsilons, per_dim, same_modules, window_kind
 
 
 @dataclass(frozen=True)
@@ -36,68 +31,6 @@ class Rewrite:
     why: str
 
 
-def _tuple(value: Any, n: int) -> tuple[int, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,) * n
-
-
-def _kind(module: Any) -> str:
-    for cls in type(module).__mro__:
-        if cls.__module__.startswith("torch.nn.modules") and cls.__name__ in _WINDOW_KINDS:
-            return cls.__name__
-    return ""
-
-
-def _keras_layers(graph) -> list:
-    if graph is None:
-        return []
-    out = []
-    for layer in graph.layers:
-        out += _keras_layers(layer.graph) if layer.graph is not None else [layer]
-    return out
-
-
-def _keras_same(graph, key_of_var: dict[str, str]) -> dict[str, str]:
-    """Keras sources: conv layers with padding "same" -> the module their kernel went to."""
-    found: dict[str, str] = {}
-    if graph is None:
-        return found
-    for layer in graph.layers:
-        if layer.graph is not None:
-            found.update(_keras_same(layer.graph, key_of_var))
-        elif layer.config.get("padding") == "same":
-            keys = [key_of_var[w.name] for w in layer.weights if w.name in key_of_var]
-            if keys:
-                found[keys[0].rpartition(".")[0]] = f"Keras config: {layer.class_name} {layer.name!r} padding 'same'"
-    return found
-
-
-def _same_modules(model: Any, spec, key_of_var: dict[str, str], tf_padding: str | None,
-                  overrides: dict[str, str]) -> dict[str, str]:
-    """module path -> why it is a port of TF SAME."""
-    found: dict[str, str] = _keras_same(spec.graph, key_of_var)
-    spec_ops = spec.ops
-    for op in spec_ops:
-        if op.padding == "SAME":
-            keys = [key_of_var[v] for v in op.variables if v in key_of_var]
-            if keys:  # the module whose weight is the op's kernel variable
-                found[keys[0].rpartition(".")[0]] = f"TF graph: {op.op} {op.name!r} padding SAME"
-    for path, module in model.named_modules():
-        kind = _kind(module)
-        if not kind or path in found or isinstance(module.padding, str):
-            continue
-        n = int(kind[-2])
-        k, d = _tuple(module.kernel_size, n), _tuple(getattr(module, "dilation", 1), n)
-        guess = tuple((ki - 1) * di // 2 for ki, di in zip(k, d))
-        if tf_padding == "same" and _tuple(module.padding, n) == guess and any(guess):
-            found[path] = "--tf-padding same: padding is the symmetric 'same' guess"
-    for path, value in overrides.items():
-        if value == "same":
-            found[path] = "rules file [padding]"
-        else:
-            found.pop(path, None)
-    return found
-
-
 def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
     """Run the (dynamically rewritten) model once and record each module's input spatial size."""
     import torch
@@ -106,7 +39,7 @@ def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> 
     handles = []
     for path in paths:
         module = model.get_submodule(path)
-        n = len(_tuple(module.kernel_size, 1)) if isinstance(module.kernel_size, tuple) else int(_kind(module)[-2])
+        n = len(per_dim(module.kernel_size, 1)) if isinstance(module.kernel_size, tuple) else int(window_kind(module)[-2])
 
         def record(_module: Any, args: tuple, p: str = path, n: int = n) -> None:  # None: args unchanged
             sizes.setdefault(p, tuple(args[0].shape[-n:]))
@@ -127,16 +60,16 @@ def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> 
 def plan_rewrites(model: Any, spec, key_of_var: dict[str, str], tf_padding: str | None,
                   input_shape: tuple[int, ...] | None, overrides: dict[str, str],
                   bn_eps: dict[str, float]) -> list[Rewrite]:
-    same = _same_modules(model, spec, key_of_var, tf_padding, overrides)
+    same = same_modules(model, spec, key_of_var, tf_padding, overrides)
     dynamic = []
     for path in sorted(same):
         module = model.get_submodule(path)
-        kind = _kind(module)
+        kind = window_kind(module)
         if not kind:
             raise UsageError(f"{path}: marked TF 'SAME' but it is not a conv or pool module")
         n = int(kind[-2])
-        k, s = _tuple(module.kernel_size, n), _tuple(module.stride, n)
-        d = _tuple(getattr(module, "dilation", 1), n)
+        k, s = per_dim(module.kernel_size, n), per_dim(module.stride, n)
+        d = per_dim(getattr(module, "dilation", 1), n)
         if kind.startswith(("AvgPool", "MaxPool")):
             mode = "avg" if kind.startswith("AvgPool") else "max"
             dynamic.append(Rewrite("pool", path, (mode, k, s, None), same[path]))
@@ -149,7 +82,7 @@ def plan_rewrites(model: Any, spec, key_of_var: dict[str, str], tf_padding: str 
         sizes = _input_sizes(probe, [r.path for r in dynamic], input_shape)
         rewrites = [_static(r, sizes.get(r.path)) for r in dynamic]
         # a port that already pads as TF does needs no rewrite (stride 1, odd kernel: k // 2 each side)
-        rewrites = [r for r in rewrites if not (r.kind == "padding" and _tuple(
+        rewrites = [r for r in rewrites if not (r.kind == "padding" and per_dim(
             model.get_submodule(r.path).padding, len(r.args)) == tuple(r.args))]
     for path, eps in sorted(bn_eps.items()):
         rewrites.append(Rewrite("eps", path, eps, f"BatchNorm epsilon {eps:g} (PyTorch default 1e-5)"))
@@ -179,30 +112,6 @@ def _static(r: Rewrite, size: tuple[int, ...] | None) -> Rewrite:
     return Rewrite("pad", r.path, (plan.pad, value), f"{r.why}; {where}: asymmetric pad {plan.pad} (F.pad order)")
 
 
-def _bn_epsilons(model: Any, spec, key_of_var: dict[str, str]) -> dict[str, float]:
-    """TF's epsilon for every BatchNorm that received weights: from the graph, else TF's default."""
-    from_graph: dict[str, float] = {}
-    for layer in _keras_layers(spec.graph):  # Keras sources: the layer's own epsilon
-        eps = layer.config.get("epsilon")
-        if layer.class_name == "BatchNormalization" and isinstance(eps, (int, float)) and not isinstance(eps, bool):
-            for w in layer.weights:
-                if w.name in key_of_var:
-                    from_graph[key_of_var[w.name].rpartition(".")[0]] = float(eps)
-    for op in spec.ops:
-        if op.epsilon is not None:
-            for var in op.variables:
-                key = key_of_var.get(var)
-                if key:  # the attr is a float32: its shortest repr (0.001, not 0.0010000000474974513)
-                    from_graph[key.rpartition(".")[0]] = float(f"{op.epsilon:.7g}")
-    mapped_modules = {k.rpartition(".")[0] for k in key_of_var.values()}
-    result = {}
-    for path, module in model.named_modules():
-        if any(c.__name__.startswith("_BatchNorm") or c.__name__.startswith("BatchNorm") for c in type(module).__mro__) \
-                and path in mapped_modules:
-            result[path] = from_graph.get(path, TF_DEFAULT_BN_EPSILON)
-    return result
-
-
 def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, input_shape, tf_padding,
                        weights_name: str):
     """Map the checkpoint onto the user's model and build the patched model.py."""
@@ -215,7 +124,7 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
 
     plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=match_names(spec))
     key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
-    eps = _bn_epsilons(model, spec, key_of_var)
+    eps = bn_epsilons(model, spec, key_of_var)
     rewrites = plan_rewrites(model, spec, key_of_var, tf_padding, input_shape, rules.padding, eps)
     _report_rewrites(report, rewrites, spec, input_shape)
     missing = tuple(e.key for e in report.by_status("missing"))
