@@ -7,7 +7,6 @@ exit codes in one place (``tf2torch.cli``); the library never calls ``sys.exit``
 
 from __future__ import annotations
 
-
 # Every character str.splitlines() breaks at, written as its escape: a message quoting a name taken
 # from a hostile file (a layer named "a\nb") stays one line, and the name stays readable.
 _LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})

@@ -102,6 +102,7 @@ def keras3_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Saved]:
     keras = require_keras("keras")
     from keras.src.saving import saving_lib
 
+    keras.backend.clear_session()  # auto names ("add", not "add_3") must not depend on earlier tests
     keras.utils.set_random_seed(0)
     root = tmp_path_factory.mktemp("keras3")
     seq = keras.Sequential(
@@ -136,6 +137,7 @@ def keras2_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Saved]:
     keras = require_keras("tf_keras")
     import tensorflow as tf
 
+    keras.backend.clear_session()  # auto names (tf.__operators__.add_1) must not depend on earlier tests
     tf.random.set_seed(0)
     root = tmp_path_factory.mktemp("keras2")
     seq = keras.Sequential(

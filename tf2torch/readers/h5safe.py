@@ -49,16 +49,20 @@ _BUILTIN_FILTERS = {
     h5py.h5z.FILTER_NBIT,
     h5py.h5z.FILTER_SCALEOFFSET,
 }
-_H5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError)
+# MemoryError: what h5py raises for libhdf5's failed allocations, e.g. under ``memory_guard``.
+_H5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, MemoryError)
 
 
 @contextmanager
-def open_h5(source: Path | IO[bytes], label: str) -> Iterator[h5py.File]:
+def open_h5(source: Path | IO[bytes], label: str, scan: bool = True) -> Iterator[h5py.File]:
     """Open ``source`` (a path or a seekable binary file object) read-only, or raise FormatError.
 
     Paths are opened as Python file objects too (h5py's ``fileobj`` driver): libhdf5 then never
     sees a file name, so no file locking (fails on read-only and network mounts) and no clash
     with a handle the caller opened on the same file with other flags.
+
+    ``scan`` first checks the global heaps (``check_global_heaps``), one pass over the file; loaders
+    that reopen a file already scanned (and stamp-checked) pass False.
     """
     with ExitStack() as stack:
         try:
@@ -77,6 +81,9 @@ def open_h5(source: Path | IO[bytes], label: str) -> Iterator[h5py.File]:
                 f"{label}: expected an HDF5 file (signature {HDF5_SIGNATURE!r}), found {head!r}; "
                 "pass a file written by Keras model.save()/save_weights()"
             )
+        if scan:  # listing: the heaps are walked and libhdf5's allocations capped (see both)
+            check_global_heaps(fh, label)
+            stack.enter_context(memory_guard(_size(fh)))
         try:
             file = stack.enter_context(h5py.File(fh, "r"))
         except _H5_ERRORS as exc:
@@ -84,6 +91,102 @@ def open_h5(source: Path | IO[bytes], label: str) -> Iterator[h5py.File]:
                 f"{label}: HDF5 file cannot be opened ({_first_line(exc)}); it is truncated or corrupt"
             ) from None
         yield file
+
+
+def _size(fh: IO[bytes]) -> int:
+    fh.seek(0, 2)
+    size = fh.tell()
+    fh.seek(0)
+    return size
+
+
+_GUARD_SLACK = 256 << 20
+
+
+@contextmanager
+def memory_guard(file_size: int) -> Iterator[None]:
+    """Cap the address space while libhdf5 lists a file: 256 MiB + 2x the file's size more than now.
+
+    libhdf5 trusts 32-bit sizes it reads (a variable-length string's length) and allocates, and zero-
+    fills, that much before finding out the file cannot back it: a few flipped bits cost gigabytes, or
+    the process on a small CI runner. Under the cap the allocation fails and h5py raises, which the
+    getters turn into FormatError. Listing reads attributes and metadata only (the largest, a model
+    config, is part of the file). Used for listing only, which runs before any thread that produces
+    tensors exists: the cap is process-wide. Linux only (elsewhere RLIMIT_AS is not kept).
+    """
+    try:
+        import resource
+
+        with open("/proc/self/status") as status:
+            vm = next(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:"))
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, StopIteration, ValueError):
+        yield
+        return
+    cap = vm + _GUARD_SLACK + 2 * file_size
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    keep = soft != resource.RLIM_INFINITY and soft <= cap  # already as tight (an outer guard, ulimit -v)
+    if not keep:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        if not keep:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+_GCOL = b"GCOL\x01"  # a global heap collection (version 1): vlen strings such as Keras's attributes
+_SCAN_CHUNK = 16 << 20
+
+
+def check_global_heaps(fh: IO[bytes], label: str) -> None:
+    """Refuse global heap collections that libhdf5 would parse forever (no Python signal can stop it).
+
+    libhdf5 (H5HG__cache_heap_deserialize, still in 1.14) walks a collection's objects by their sizes;
+    a free-space object of size 0, or a size whose alignment wraps to 0, never advances, and zero
+    bytes read past the end of a truncated file are such an object. Every place libhdf5 could load a
+    collection from starts with the bytes "GCOL" 1, so all of them are walked here first, the same way.
+    """
+    try:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(0)
+        head = fh.read(16).ljust(16, b"\x00")  # superblock v0/v1 keep "size of lengths" at 14, v2/v3 at 10
+        width = head[14] if head[8] in (0, 1) else head[10]
+        pos, tail = 0, b""
+        while pos < size:
+            fh.seek(pos)
+            chunk = fh.read(_SCAN_CHUNK)
+            if not chunk:
+                break
+            buf, base = tail + chunk, pos - len(tail)
+            at = buf.find(_GCOL)
+            while at >= 0:
+                _check_heap(fh, base + at, width, size, label)
+                at = buf.find(_GCOL, at + 1)
+            tail, pos = buf[-(len(_GCOL) - 1):], pos + len(chunk)
+        fh.seek(0)
+    except OSError as exc:
+        raise FormatError(f"{label}: cannot read the file ({exc.strerror or exc}); check the path") from None
+
+
+def _check_heap(fh: IO[bytes], offset: int, width: int, file_size: int, label: str) -> None:
+    align = (8 + width + 7) // 8 * 8  # H5HG_SIZEOF_HDR == H5HG_SIZEOF_OBJHDR: ALIGN(8 + sizeof_size)
+    fh.seek(offset + 8)
+    heap_size = int.from_bytes(fh.read(width), "little")
+    fh.seek(offset)
+    data = fh.read(min(heap_size, file_size - offset))  # bounded by the file, never by the header
+    pos = align
+    while pos < heap_size and pos + align <= heap_size:  # a shorter tail is free space, then the end
+        header = data[pos:pos + align].ljust(align, b"\x00")  # past the end of the file: zeros
+        index, obj_size = int.from_bytes(header[:2], "little"), int.from_bytes(header[8:8 + width], "little")
+        need = (align + (obj_size + 7) // 8 * 8) % (1 << 64) if index else obj_size  # size_t arithmetic
+        if need == 0 or need > heap_size:
+            raise FormatError(f"{label}: global heap collection at byte {offset} has an object at byte "
+                              f"{offset + pos} of size {obj_size}, which libhdf5 would loop on; the file is "
+                              "corrupt or hostile")
+        pos += need
 
 
 def get_group(parent: h5py.Group, path: str, label: str) -> h5py.Group:
@@ -120,6 +223,8 @@ def get_dataset(parent: h5py.Group, path: str, label: str) -> h5py.Dataset:
                 )
         declared = math.prod(obj.shape or ()) * obj.dtype.itemsize
         file_size = obj.file.id.get_filesize()
+        if plist.get_nfilters():
+            _check_chunks(obj, where, file_size, label)
     except _H5_ERRORS as exc:
         raise FormatError(
             f"{label}: dataset '{where}' cannot be inspected ({_first_line(exc)}); the file is corrupt"
@@ -133,12 +238,31 @@ def get_dataset(parent: h5py.Group, path: str, label: str) -> h5py.Dataset:
     return obj
 
 
+def _check_chunks(ds: h5py.Dataset, where: str, file_size: int, label: str) -> None:
+    """Filtered (compressed) chunks lie within the file: libhdf5 allocates a chunk's stored size, read
+    from the chunk index, before reading it, so a forged size would cost up to 4 GiB."""
+    def check(info: Any) -> None:
+        if info.byte_offset + info.size > file_size:
+            raise FormatError(
+                f"{label}: dataset '{where}' has a chunk of {info.size} bytes at byte {info.byte_offset}, past "
+                f"the end of the {file_size}-byte file; the file is truncated or corrupt"
+            )
+
+    ds.id.chunk_iter(check)
+
+
 def children(group: h5py.Group, label: str) -> list[str]:
     """Names of the members of ``group`` (links are not followed)."""
     try:
-        return list(group.keys())
+        names = list(group.keys())
     except _H5_ERRORS as exc:
         raise FormatError(f"{label}: group '{group.name}' cannot be listed ({_first_line(exc)})") from None
+    # h5py hands out a link name that is not UTF-8 as bytes; Keras names are always text.
+    bad = next((n for n in names if not isinstance(n, str)), None)
+    if bad is not None:
+        raise FormatError(f"{label}: group '{group.name}' has a member named {bad!r}, which is not UTF-8 text; "
+                          "the file is corrupt")
+    return names
 
 
 def address(obj: h5py.HLObject, label: str) -> int:
@@ -247,9 +371,24 @@ def _text_items(value: Any, obj: h5py.HLObject, name: str, label: str) -> list[s
     return out
 
 
+# Attribute type classes Keras writes: text (variable or fixed length) and numbers ([] is float64).
+_ATTR_CLASSES = {h5py.h5t.STRING, h5py.h5t.INTEGER, h5py.h5t.FLOAT}
+
+
 def _raw_attr(obj: h5py.HLObject, name: str, label: str) -> Any:
     try:
-        return obj.attrs[name] if name in obj.attrs else None
+        if name not in obj.attrs:
+            return None
+        # Checked before any read: libhdf5 crashes (SIGSEGV in H5T__conv_vlen) reading a variable-length
+        # *sequence* whose type byte is corrupt, and h5py sizes its buffer from the stored dataspace.
+        attr = obj.attrs.get_id(name)
+        kind, count = attr.get_type().get_class(), attr.get_space().get_simple_extent_npoints()
+        if kind not in _ATTR_CLASSES or count * attr.get_type().get_size() > obj.file.id.get_filesize():
+            raise FormatError(
+                f"{label}: attribute '{name}' of '{obj.name}' has HDF5 type class {kind} and {count} items; "
+                "Keras writes text or numbers that fit in the file, the file is corrupt or hostile"
+            )
+        return obj.attrs[name]
     except _H5_ERRORS as exc:
         raise FormatError(
             f"{label}: attribute '{name}' of '{obj.name}' cannot be read ({_first_line(exc)})"

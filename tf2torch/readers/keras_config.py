@@ -248,7 +248,8 @@ class _Parser:
                     path, f"{where}: expected 'args' list and 'kwargs' dict, found {str(node)[:80]!r}"
                 )
             args_t = self.v3_tensors(args, by_name, path, where)
-            kwargs_t = self.v3_tensors(dict(kwargs), by_name, path, where)
+            # Converted key by key: the kwargs dict itself may look like a serialized tensor.
+            kwargs_t = {k: self.v3_tensors(v, by_name, path, where) for k, v in kwargs.items()}
         elif isinstance(node, list):  # Keras 2: [[layer, node, tensor, {kwargs}], ...]
             leaves = _v2_leaves(node)
             if not leaves:
@@ -267,6 +268,8 @@ class _Parser:
                 path, f"{where}: expected a list or dict inbound node, found {type(node).__name__}"
             )
         inputs = tuple(_refs(args_t)) + tuple(_refs([kwargs_t[k] for k in sorted(kwargs_t)]))
+        if not inputs:  # a graph node exists only because a symbolic tensor went in
+            raise self.fail(path, f"{where}: passes no tensor (only constants); the config is inconsistent")
         if _has_constant(args_t):
             kwargs_t[ARGS_KWARG] = args_t
         return LayerCall(inputs, kwargs_t)

@@ -85,7 +85,7 @@ def read_keras_zip(path: Path) -> ModelSpec:
             path, Format.KERAS_V3, (), graph, notes=(*notes, f"no '{WEIGHTS_H5}' in the archive")
         )
     wlabel = f"{label}:{WEIGHTS_H5}"
-    with opener() as f:
+    with opener(scan=True) as f:  # loaders reopen without the scan (stamp-checked, same bytes)
         groups = v3_vars_groups(f, wlabel, partial(_loader, opener, wlabel))
     if graph is not None:
         graph, notes = attach_v3_weights(graph, config, groups, wlabel)
@@ -279,16 +279,16 @@ def _member_opener(
 
 @contextmanager
 def _stored(
-    path: Path, stamp: tuple[int, int], start: int, size: int, label: str, wlabel: str
+    path: Path, stamp: tuple[int, int], start: int, size: int, label: str, wlabel: str, scan: bool = False
 ) -> Iterator[h5py.File]:
     check_stamp(path, stamp, label)
-    with path.open("rb") as fh, h5safe.open_h5(_Window(fh, start, size), wlabel) as f:
+    with path.open("rb") as fh, h5safe.open_h5(_Window(fh, start, size), wlabel, scan) as f:
         yield f
 
 
 @contextmanager
 def _deflated(
-    path: Path, stamp: tuple[int, int], member: str, label: str, wlabel: str
+    path: Path, stamp: tuple[int, int], member: str, label: str, wlabel: str, scan: bool = False
 ) -> Iterator[h5py.File]:
     check_stamp(path, stamp, label)
     with _open_zip(path, label) as zf:
@@ -297,7 +297,7 @@ def _deflated(
                 data = fh.read(zf.getinfo(member).file_size + 1)
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             raise FormatError(f"{wlabel}: cannot be decompressed ({exc}); the archive is corrupt") from None
-    with h5safe.open_h5(io.BytesIO(data), wlabel) as f:
+    with h5safe.open_h5(io.BytesIO(data), wlabel, scan) as f:
         yield f
 
 

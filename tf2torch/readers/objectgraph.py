@@ -86,6 +86,9 @@ class ObjectGraph:
             slots = tuple(Slot(s.int64(1), s.string(2), s.int64(3)) for s in msg.messages(3, "slot_variables"))
             nodes.append(Node(i, children, attributes, slots))
         count = len(nodes)
+        if not count:  # node 0 is the root every path starts from
+            raise FormatError(f"{where}: the object graph has no nodes, expected at least the root "
+                              "(corrupt object graph); re-save the checkpoint")
         for node in nodes:  # dangling ids would otherwise surface later as IndexErrors
             ids = [c for _, c in node.children] + [i for s in node.slots for i in (s.original, s.slot)]
             if any(not 0 <= i < count for i in ids):
