@@ -210,8 +210,8 @@ def run() -> None:
         main.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.Abort:
-        click.echo("tf2torch: aborted", err=True)
+    except click.Abort:  # click turns Ctrl-C / SIGTERM (see _terminate) inside a command into Abort
+        click.echo("tf2torch: interrupted; no output was left behind", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()

@@ -89,15 +89,20 @@ class GeneratedFile:
     footer: str  # build_model / load_model source (from codegen.loader)
 
     def render(self) -> str:
-        parts = [f'"""{_docstring(self.doc)}"""', "",
-                 "import json  # noqa: F401", "import math  # noqa: F401", "import struct  # noqa: F401",
-                 "from pathlib import Path", "",
-                 "import torch", "import torch.nn as nn", "import torch.nn.functional as F  # noqa: F401", "",
-                 ""]  # two blank lines after the imports (PEP 8 / ruff I001 before a class or def)
-        parts += [h.rstrip() + "\n\n" for h in self.helpers]
-        parts += [c.render() + "\n\n" for c in self.classes]
-        parts.append(self.footer.rstrip())
-        return "\n".join(parts).rstrip() + "\n"
+        body = [h.rstrip() + "\n\n" for h in self.helpers] + [c.render() + "\n\n" for c in self.classes]
+        body.append(self.footer.rstrip())
+        text = "\n".join(body)
+        # only the imports the file uses: an unused one (or a noqa for one) is lint noise in users' repos
+        stdlib = [f"import {m}" for m in ("json", "math", "struct") if re.search(rf"\b{m}\.", text)]
+        if re.search(r"\bPath\(", text):
+            stdlib.append("from pathlib import Path")
+        third = ["import torch"]
+        if re.search(r"\bF\.", text):
+            third.append("import torch.nn.functional as F")
+        third.append("from torch import nn")
+        header = [f'"""{_docstring(self.doc)}"""', ""] + (stdlib + [""] if stdlib else []) + third
+        # two blank lines after the imports (PEP 8 / ruff I001 before a class or def)
+        return "\n".join([*header, "", "", text]).rstrip() + "\n"
 
 
 def _docstring(text: str) -> str:

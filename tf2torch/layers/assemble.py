@@ -48,7 +48,10 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
         raise UnsupportedError(f"{spec.path}: holds no Keras architecture; pass --config model.json "
                                "(model.to_json()) or --model FILE.py:CALLABLE")
     options.keras_version = graph.keras_version
-    gen = GraphConverter(options).convert(graph)
+    try:
+        gen = GraphConverter(options).convert(graph)
+    except UnsupportedError as exc:  # converters name the layer; the user also needs the file
+        raise UnsupportedError(f"{spec.path}: {exc}") from None
     report = Report(source=str(spec.path), format=spec.format.value, mode="keras")
     plans: list[TensorPlan] = []
     used: set[int] = set()

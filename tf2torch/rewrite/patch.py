@@ -149,6 +149,31 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+# What the added code needs: (name, import statement, what the name must be bound to).
+_NEEDED = (
+    ("json", "import json", "json"), ("struct", "import struct", "struct"),
+    ("Path", "from pathlib import Path", "pathlib.Path"), ("torch", "import torch", "torch"),
+    ("F", "import torch.nn.functional as F", "torch.nn.functional"), ("nn", "from torch import nn", "torch.nn"),
+)
+
+
+def _missing_imports(user_source: str) -> list[str]:
+    """Imports the added code needs that the user's file does not already make (no re-imports, so
+    the patched file lints like the user's own); each carries noqa E402: it follows the user's code."""
+    import ast
+
+    bound: dict[str, str] = {}
+    for node in ast.parse(user_source).body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    lines = [f"{stmt}  # noqa: E402" for name, stmt, target in _NEEDED if bound.get(name) != target]
+    return [*lines, ""] if lines else []
+
+
 def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name: str, missing: tuple[str, ...]) -> str:
     """The user's file, then the rewrites and build_model/load_model, runnable without tf2torch."""
     from ..codegen.emit import literal
@@ -167,15 +192,9 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         "# Added by tf2torch: TensorFlow 'SAME' padding and BatchNorm epsilon, so this model computes what",
         "# the TensorFlow model computed. The state_dict keys are unchanged. Runs without tf2torch.",
         "# " + "-" * 96,
+        *_missing_imports(user),
         f"_tf2torch_user_callable = {attr}  # taken before any name below can shadow it",
         "",
-        "import json  # noqa: E402,F811",
-        "import struct  # noqa: E402,F811",
-        "from pathlib import Path  # noqa: E402,F811",
-        "",
-        "import torch  # noqa: E402,F811",
-        "import torch.nn.functional as F  # noqa: E402,F811",
-        "from torch import nn  # noqa: E402,F811",
         "",
         modules.inline_source("SamePad", "SamePool"),
         "",
