@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tf2torch.errors import FormatError, Tf2TorchError, UnsupportedError
-from tf2torch.readers import h5safe
+from tf2torch.readers import h5attrs, h5safe
 from tf2torch.readers.keras_h5 import read_keras_h5
 
 KERNEL = np.arange(12, dtype="<f4").reshape(3, 4)
@@ -183,8 +183,8 @@ def test_chunked_attributes_are_joined(tmp_path: Path) -> None:
         g["dense/kernel:0"] = KERNEL
         g["dense/bias:0"] = BIAS
     with h5py.File(path, "r") as f:
-        assert h5safe.read_attr_list(f, "layer_names", "t") == ["a", "dense"]
-        assert h5safe.read_attr_list(f["a"], "weight_names", "t") == []
+        assert h5attrs.read_attr_list(f, "layer_names", "t") == ["a", "dense"]
+        assert h5attrs.read_attr_list(f["a"], "weight_names", "t") == []
     assert read_keras_h5(path).names() == ["dense/dense/kernel:0", "dense/dense/bias:0"]
 
 
@@ -196,8 +196,8 @@ def test_text_attribute_bytes_or_str(tmp_path: Path, value: object) -> None:
     with h5py.File(path, "w") as f:
         f.attrs["keras_version"] = value
     with h5py.File(path, "r") as f:
-        assert h5safe.read_attr_text(f, "keras_version", "t") == "2.21.0"
-        assert h5safe.read_attr_text(f, "absent", "t") is None
+        assert h5attrs.read_attr_text(f, "keras_version", "t") == "2.21.0"
+        assert h5attrs.read_attr_text(f, "absent", "t") is None
 
 
 def test_non_string_list_attribute(tmp_path: Path) -> None:
@@ -205,7 +205,7 @@ def test_non_string_list_attribute(tmp_path: Path) -> None:
     with h5py.File(path, "w") as f:
         f.attrs["layer_names"] = np.array([1, 2, 3])
     with h5py.File(path, "r") as f, pytest.raises(FormatError):
-        h5safe.read_attr_list(f, "layer_names", "t")
+        h5attrs.read_attr_list(f, "layer_names", "t")
 
 
 @pytest.mark.parametrize("tagged", [True, False], ids=["keras3-weights-h5", "keras3-legacy-h5"])

@@ -20,6 +20,8 @@ import numpy as np
 
 from ..dtypes import BY_NAME, DType, from_numpy
 from ..errors import FormatError, UnsupportedError
+from .h5attrs import read_attr_text
+from .h5harden import H5_ERRORS, check_global_heaps, first_line, memory_guard
 
 # --- Key names of the Keras HDF5 layouts (legacy ``.h5`` and Keras 3 ``.weights.h5``) ---------------
 ATTR_LAYER_NAMES = "layer_names"  # legacy: layer groups in saved order
@@ -49,8 +51,6 @@ _BUILTIN_FILTERS = {
     h5py.h5z.FILTER_NBIT,
     h5py.h5z.FILTER_SCALEOFFSET,
 }
-# MemoryError: what h5py raises for libhdf5's failed allocations, e.g. under ``memory_guard``.
-_H5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, MemoryError)
 
 
 @contextmanager
@@ -86,9 +86,9 @@ def open_h5(source: Path | IO[bytes], label: str, scan: bool = True) -> Iterator
             stack.enter_context(memory_guard(_size(fh)))
         try:
             file = stack.enter_context(h5py.File(fh, "r"))
-        except _H5_ERRORS as exc:
+        except H5_ERRORS as exc:
             raise FormatError(
-                f"{label}: HDF5 file cannot be opened ({_first_line(exc)}); it is truncated or corrupt"
+                f"{label}: HDF5 file cannot be opened ({first_line(exc)}); it is truncated or corrupt"
             ) from None
         yield file
 
@@ -98,95 +98,6 @@ def _size(fh: IO[bytes]) -> int:
     size = fh.tell()
     fh.seek(0)
     return size
-
-
-_GUARD_SLACK = 256 << 20
-
-
-@contextmanager
-def memory_guard(file_size: int) -> Iterator[None]:
-    """Cap the address space while libhdf5 lists a file: 256 MiB + 2x the file's size more than now.
-
-    libhdf5 trusts 32-bit sizes it reads (a variable-length string's length) and allocates, and zero-
-    fills, that much before finding out the file cannot back it: a few flipped bits cost gigabytes, or
-    the process on a small CI runner. Under the cap the allocation fails and h5py raises, which the
-    getters turn into FormatError. Listing reads attributes and metadata only (the largest, a model
-    config, is part of the file). Used for listing only, which runs before any thread that produces
-    tensors exists: the cap is process-wide. Linux only (elsewhere RLIMIT_AS is not kept).
-    """
-    try:
-        import resource
-
-        with open("/proc/self/status") as status:
-            vm = next(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:"))
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    except (ImportError, OSError, StopIteration, ValueError):
-        yield
-        return
-    cap = vm + _GUARD_SLACK + 2 * file_size
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    keep = soft != resource.RLIM_INFINITY and soft <= cap  # already as tight (an outer guard, ulimit -v)
-    if not keep:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    try:
-        yield
-    finally:
-        if not keep:
-            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-_GCOL = b"GCOL\x01"  # a global heap collection (version 1): vlen strings such as Keras's attributes
-_SCAN_CHUNK = 16 << 20
-
-
-def check_global_heaps(fh: IO[bytes], label: str) -> None:
-    """Refuse global heap collections that libhdf5 would parse forever (no Python signal can stop it).
-
-    libhdf5 (H5HG__cache_heap_deserialize, still in 1.14) walks a collection's objects by their sizes;
-    a free-space object of size 0, or a size whose alignment wraps to 0, never advances, and zero
-    bytes read past the end of a truncated file are such an object. Every place libhdf5 could load a
-    collection from starts with the bytes "GCOL" 1, so all of them are walked here first, the same way.
-    """
-    try:
-        fh.seek(0, 2)
-        size = fh.tell()
-        fh.seek(0)
-        head = fh.read(16).ljust(16, b"\x00")  # superblock v0/v1 keep "size of lengths" at 14, v2/v3 at 10
-        width = head[14] if head[8] in (0, 1) else head[10]
-        pos, tail = 0, b""
-        while pos < size:
-            fh.seek(pos)
-            chunk = fh.read(_SCAN_CHUNK)
-            if not chunk:
-                break
-            buf, base = tail + chunk, pos - len(tail)
-            at = buf.find(_GCOL)
-            while at >= 0:
-                _check_heap(fh, base + at, width, size, label)
-                at = buf.find(_GCOL, at + 1)
-            tail, pos = buf[-(len(_GCOL) - 1):], pos + len(chunk)
-        fh.seek(0)
-    except OSError as exc:
-        raise FormatError(f"{label}: cannot read the file ({exc.strerror or exc}); check the path") from None
-
-
-def _check_heap(fh: IO[bytes], offset: int, width: int, file_size: int, label: str) -> None:
-    align = (8 + width + 7) // 8 * 8  # H5HG_SIZEOF_HDR == H5HG_SIZEOF_OBJHDR: ALIGN(8 + sizeof_size)
-    fh.seek(offset + 8)
-    heap_size = int.from_bytes(fh.read(width), "little")
-    fh.seek(offset)
-    data = fh.read(min(heap_size, file_size - offset))  # bounded by the file, never by the header
-    pos = align
-    while pos < heap_size and pos + align <= heap_size:  # a shorter tail is free space, then the end
-        header = data[pos:pos + align].ljust(align, b"\x00")  # past the end of the file: zeros
-        index, obj_size = int.from_bytes(header[:2], "little"), int.from_bytes(header[8:8 + width], "little")
-        need = (align + (obj_size + 7) // 8 * 8) % (1 << 64) if index else obj_size  # size_t arithmetic
-        if need == 0 or need > heap_size:
-            raise FormatError(f"{label}: global heap collection at byte {offset} has an object at byte "
-                              f"{offset + pos} of size {obj_size}, which libhdf5 would loop on; the file is "
-                              "corrupt or hostile")
-        pos += need
 
 
 def get_group(parent: h5py.Group, path: str, label: str) -> h5py.Group:
@@ -225,9 +136,9 @@ def get_dataset(parent: h5py.Group, path: str, label: str) -> h5py.Dataset:
         file_size = obj.file.id.get_filesize()
         if plist.get_nfilters():
             _check_chunks(obj, where, file_size, label)
-    except _H5_ERRORS as exc:
+    except H5_ERRORS as exc:
         raise FormatError(
-            f"{label}: dataset '{where}' cannot be inspected ({_first_line(exc)}); the file is corrupt"
+            f"{label}: dataset '{where}' cannot be inspected ({first_line(exc)}); the file is corrupt"
         ) from None
     # Keras stores weights uncompressed, so a real dataset cannot hold more bytes than its file.
     if declared > file_size:
@@ -255,8 +166,8 @@ def children(group: h5py.Group, label: str) -> list[str]:
     """Names of the members of ``group`` (links are not followed)."""
     try:
         names = list(group.keys())
-    except _H5_ERRORS as exc:
-        raise FormatError(f"{label}: group '{group.name}' cannot be listed ({_first_line(exc)})") from None
+    except H5_ERRORS as exc:
+        raise FormatError(f"{label}: group '{group.name}' cannot be listed ({first_line(exc)})") from None
     # h5py hands out a link name that is not UTF-8 as bytes; Keras names are always text.
     bad = next((n for n in names if not isinstance(n, str)), None)
     if bad is not None:
@@ -269,8 +180,8 @@ def address(obj: h5py.HLObject, label: str) -> int:
     """The object's address in the file: equal for two names hard-linked to one object."""
     try:
         return h5py.h5o.get_info(obj.id).addr
-    except _H5_ERRORS as exc:
-        raise FormatError(f"{label}: '{obj.name}' cannot be inspected ({_first_line(exc)}); the file is corrupt") from None
+    except H5_ERRORS as exc:
+        raise FormatError(f"{label}: '{obj.name}' cannot be inspected ({first_line(exc)}); the file is corrupt") from None
 
 
 def is_group(parent: h5py.Group, name: str) -> bool:
@@ -278,7 +189,7 @@ def is_group(parent: h5py.Group, name: str) -> bool:
     try:
         link = parent.get(name, getlink=True)
         return isinstance(link, h5py.HardLink) and parent.get(name, getclass=True) is h5py.Group
-    except _H5_ERRORS:
+    except H5_ERRORS:
         return False
 
 
@@ -309,97 +220,15 @@ def read_dataset(ds: h5py.Dataset, dtype: DType, label: str) -> np.ndarray:
     """All of ``ds`` as an array of ``dtype.storage`` (bfloat16 as its raw uint16 bits)."""
     try:
         data = np.asarray(ds[()])
-    except _H5_ERRORS as exc:
+    except H5_ERRORS as exc:
         raise FormatError(
-            f"{label}: dataset '{ds.name}' cannot be read ({_first_line(exc)}); the file is truncated or corrupt"
+            f"{label}: dataset '{ds.name}' cannot be read ({first_line(exc)}); the file is truncated or corrupt"
         ) from None
     storage = np.dtype(dtype.storage)
     if data.dtype.kind == "V":
         return data.view(storage)  # raw bits, never converted through float
     # HDF5 keeps the writer's byte order; spec storage is little-endian, values stay bit-identical.
     return data.astype(storage, copy=False)
-
-
-def read_attr_text(obj: h5py.HLObject, name: str, label: str) -> str | None:
-    """A string attribute, or None when absent (h5py gives str or bytes depending on the writer)."""
-    value = _raw_attr(obj, name, label)
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
-    if isinstance(value, (bytes, np.bytes_)):
-        return _decode(bytes(value), obj, name, label)
-    if isinstance(value, str):
-        return value
-    raise FormatError(
-        f"{label}: attribute '{name}' of '{obj.name}' should be text, found {type(value).__name__}"
-    )
-
-
-def read_attr_list(obj: h5py.HLObject, name: str, label: str) -> list[str]:
-    """A list-of-strings attribute, joined from Keras's chunks when it was split.
-
-    An HDF5 object header holds at most 64 KB of attributes, so Keras writes a longer list as
-    ``name0``, ``name1``, ... (``save_attributes_to_hdf5_group``); it never writes both forms.
-    """
-    if _raw_attr(obj, name, label) is not None:
-        return _text_items(_raw_attr(obj, name, label), obj, name, label)
-    items: list[str] = []
-    chunk = 0
-    while (part := _raw_attr(obj, f"{name}{chunk}", label)) is not None:
-        items.extend(_text_items(part, obj, f"{name}{chunk}", label))
-        chunk += 1
-    return items
-
-
-def _text_items(value: Any, obj: h5py.HLObject, name: str, label: str) -> list[str]:
-    arr = np.asarray(value)
-    if arr.size == 0:  # Keras writes [] for weightless layers, which numpy types as float64
-        return []
-    if arr.ndim != 1 or arr.dtype.kind not in ("S", "O", "U"):
-        raise FormatError(
-            f"{label}: attribute '{name}' of '{obj.name}' should be a list of strings, found {arr.dtype} {arr.shape}"
-        )
-    out = []
-    for item in arr:
-        if isinstance(item, (bytes, np.bytes_)):
-            out.append(_decode(bytes(item), obj, name, label))
-        elif isinstance(item, str):
-            out.append(item)
-        else:
-            raise FormatError(f"{label}: attribute '{name}' of '{obj.name}' has a non-string item {item!r}")
-    return out
-
-
-# Attribute type classes Keras writes: text (variable or fixed length) and numbers ([] is float64).
-_ATTR_CLASSES = {h5py.h5t.STRING, h5py.h5t.INTEGER, h5py.h5t.FLOAT}
-
-
-def _raw_attr(obj: h5py.HLObject, name: str, label: str) -> Any:
-    try:
-        if name not in obj.attrs:
-            return None
-        # Checked before any read: libhdf5 crashes (SIGSEGV in H5T__conv_vlen) reading a variable-length
-        # *sequence* whose type byte is corrupt, and h5py sizes its buffer from the stored dataspace.
-        attr = obj.attrs.get_id(name)
-        kind, count = attr.get_type().get_class(), attr.get_space().get_simple_extent_npoints()
-        if kind not in _ATTR_CLASSES or count * attr.get_type().get_size() > obj.file.id.get_filesize():
-            raise FormatError(
-                f"{label}: attribute '{name}' of '{obj.name}' has HDF5 type class {kind} and {count} items; "
-                "Keras writes text or numbers that fit in the file, the file is corrupt or hostile"
-            )
-        return obj.attrs[name]
-    except _H5_ERRORS as exc:
-        raise FormatError(
-            f"{label}: attribute '{name}' of '{obj.name}' cannot be read ({_first_line(exc)})"
-        ) from None
-
-
-def _decode(raw: bytes, obj: h5py.HLObject, name: str, label: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FormatError(f"{label}: attribute '{name}' of '{obj.name}' is not UTF-8 text") from None
 
 
 def _walk(parent: h5py.Group, path: str, label: str) -> h5py.HLObject:
@@ -414,8 +243,8 @@ def _walk(parent: h5py.Group, path: str, label: str) -> h5py.HLObject:
             raise FormatError(f"{label}: '{current.name}' is not a group, cannot look up '{where}'")
         try:
             link = current.get(part, getlink=True)
-        except _H5_ERRORS as exc:
-            raise FormatError(f"{label}: '{where}' cannot be looked up ({_first_line(exc)})") from None
+        except H5_ERRORS as exc:
+            raise FormatError(f"{label}: '{where}' cannot be looked up ({first_line(exc)})") from None
         if link is None:
             raise FormatError(
                 f"{label}: expected '{where}' in the HDF5 file, it is missing; the file is incomplete"
@@ -428,9 +257,9 @@ def _walk(parent: h5py.Group, path: str, label: str) -> h5py.HLObject:
             )
         try:
             current = current[part]
-        except _H5_ERRORS as exc:
+        except H5_ERRORS as exc:
             raise FormatError(
-                f"{label}: '{where}' cannot be opened ({_first_line(exc)}); the file is corrupt"
+                f"{label}: '{where}' cannot be opened ({first_line(exc)}); the file is corrupt"
             ) from None
     return current
 
@@ -438,8 +267,3 @@ def _walk(parent: h5py.Group, path: str, label: str) -> h5py.HLObject:
 def _full(parent: h5py.Group, path: str) -> str:
     base = parent.name.rstrip("/") if parent.name else ""
     return f"{base}/{path}".lstrip("/")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

@@ -31,7 +31,7 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, LayerSpec, ModelSpec, Role, Variable
-from . import h5safe
+from . import h5attrs, h5safe
 from .keras_config import load_json, parse_model_config, parse_model_json
 
 Opener = Callable[[], AbstractContextManager[h5py.File]]
@@ -68,7 +68,7 @@ def read_keras_h5(path: Path, config_json: str | None = None) -> ModelSpec:
     with opener() as f:
         if h5safe.is_group(f, h5safe.GROUP_MODEL_WEIGHTS):
             return _legacy(f, path, label, factory, config_json, full_model=True)
-        if h5safe.read_attr_list(f, h5safe.ATTR_LAYER_NAMES, label):
+        if h5attrs.read_attr_list(f, h5safe.ATTR_LAYER_NAMES, label):
             return _legacy(f, path, label, factory, config_json, full_model=False)
         if any(
             h5safe.is_group(f, g)
@@ -101,12 +101,12 @@ def _legacy(
     root = h5safe.get_group(f, h5safe.GROUP_MODEL_WEIGHTS, label) if full_model else f
     prefix = f"{h5safe.GROUP_MODEL_WEIGHTS}/" if full_model else ""
     version = _major(
-        h5safe.read_attr_text(root, h5safe.ATTR_KERAS_VERSION, label)
-        or h5safe.read_attr_text(f, h5safe.ATTR_KERAS_VERSION, label)
+        h5attrs.read_attr_text(root, h5safe.ATTR_KERAS_VERSION, label)
+        or h5attrs.read_attr_text(f, h5safe.ATTR_KERAS_VERSION, label)
     )
     per_layer: dict[str, tuple[Variable, ...]] = {}
     variables: list[Variable] = []
-    for layer in h5safe.read_attr_list(root, h5safe.ATTR_LAYER_NAMES, label):
+    for layer in h5attrs.read_attr_list(root, h5safe.ATTR_LAYER_NAMES, label):
         per_layer[layer] = _legacy_group(root, layer, prefix, label, factory, Role.WEIGHT)
         variables.extend(per_layer[layer])
     notes: list[str] = []
@@ -120,7 +120,7 @@ def _legacy(
     if full_model and h5safe.is_group(f, h5safe.GROUP_OPTIMIZER_WEIGHTS):
         variables.extend(_legacy_group(f, h5safe.GROUP_OPTIMIZER_WEIGHTS, "", label, factory, Role.OPTIMIZER))
     graph = None
-    config_text = h5safe.read_attr_text(f, h5safe.ATTR_MODEL_CONFIG, label) if full_model else None
+    config_text = h5attrs.read_attr_text(f, h5safe.ATTR_MODEL_CONFIG, label) if full_model else None
     if config_json is not None:  # the caller's architecture; its dialect is read from the JSON itself
         config_text, version, label = config_json, None, f"{label} (with the given model JSON)"
     if config_text is not None:
@@ -141,7 +141,7 @@ def _legacy_group(
     out = []
     # Order as saved: trainable weights, then non-trainable ones (``_legacy_weights`` in Keras),
     # e.g. BatchNormalization gamma, beta, moving_mean, moving_variance.
-    for weight in h5safe.read_attr_list(group, h5safe.ATTR_WEIGHT_NAMES, label):
+    for weight in h5attrs.read_attr_list(group, h5safe.ATTR_WEIGHT_NAMES, label):
         ds_path = f"{prefix}{name}/{weight}"
         ds = h5safe.get_dataset(group, weight, label)
         tf_name = weight[:-2] if weight.endswith(":0") else weight  # Keras 2 keeps TF's ":0" suffix
@@ -205,7 +205,7 @@ def _vars_group(parent: h5py.Group, path: str, label: str, factory: LoaderFactor
     role = Role.OPTIMIZER if owner == h5safe.GROUP_OPTIMIZER else Role.WEIGHT
     if owner not in ("", h5safe.GROUP_OPTIMIZER, h5safe.GROUP_LAYERS, h5safe.GROUP_LAYERS_KERAS_2_13):
         role = Role.BOOKKEEPING  # metrics, loss trackers, seed generators of the model itself
-    name = h5safe.read_attr_text(group, h5safe.ATTR_NAME, label)
+    name = h5attrs.read_attr_text(group, h5safe.ATTR_NAME, label)
     out = []
     for i in range(len(names)):
         ds_path = f"{path}/{h5safe.GROUP_VARS}/{i}".lstrip("/")
