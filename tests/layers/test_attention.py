@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tests.layers.test_rnn import Run, Runs, params
+from tf2torch.errors import UnsupportedError
 from tf2torch.layers import attention
 from tf2torch.layers.base import Ctx, TensorInfo
-from tf2torch.errors import UnsupportedError
 from tf2torch.spec import LayerCall, LayerSpec, TensorRef
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")

@@ -19,9 +19,9 @@ import torch
 
 from tests.conftest import require_keras
 from tests.util import convert_in_memory, max_abs, to_tf_layout
+from tf2torch.errors import UnsupportedError
 from tf2torch.layers import rnn
 from tf2torch.layers.base import Ctx, TensorInfo
-from tf2torch.errors import UnsupportedError
 from tf2torch.spec import LayerCall, LayerSpec, TensorRef
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")

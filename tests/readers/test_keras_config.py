@@ -11,7 +11,8 @@ import pytest
 
 from tests.readers.conftest_keras import live_graph, spec_graph
 from tf2torch.errors import FormatError, UnsupportedError
-from tf2torch.readers.keras_config import ARGS_KWARG, parse_model_config, parse_model_json
+from tf2torch.readers.keras_calls import ARGS_KWARG
+from tf2torch.readers.keras_config import parse_model_config, parse_model_json
 from tf2torch.spec import TensorRef
 
 SOURCES = ["h5", "keras", "json"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..readers.keras_config import ARGS_KWARG
+from ..readers.keras_calls import ARGS_KWARG
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import torch_axis
 from .ops import NUMPY, broadcast, operands

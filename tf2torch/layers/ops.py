@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..readers.keras_config import ARGS_KWARG
+from ..readers.keras_calls import ARGS_KWARG
 from ..spec import TensorRef
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import apply_module, torch_axis

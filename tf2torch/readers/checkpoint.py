@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import FormatError
 from ..spec import Format, ModelSpec, Role, Variable
 from .bundle import Bundle
-from .keras_config import load_json
+from .jsonsafe import load_json
 from .metagraph import meta_graph_ops, parse_meta_graph
 from .objectgraph import GRAPH_KEY, ObjectGraph
 from .proto import Message

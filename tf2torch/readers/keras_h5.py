@@ -32,7 +32,8 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, LayerSpec, ModelSpec, Role, Variable
 from . import h5attrs, h5safe
-from .keras_config import load_json, parse_model_config, parse_model_json
+from .jsonsafe import load_json
+from .keras_config import parse_model_config, parse_model_json
 
 Opener = Callable[[], AbstractContextManager[h5py.File]]
 LoaderFactory = Callable[[str, DType, tuple[int, ...]], Callable[[], np.ndarray]]

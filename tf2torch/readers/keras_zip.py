@@ -33,7 +33,8 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, ModelSpec
 from . import h5safe
-from .keras_config import layer_name, load_json, parse_model_config
+from .jsonsafe import load_json
+from .keras_config import layer_name, parse_model_config
 from .keras_h5 import VarsGroup, check_stamp, file_stamp, load_variable, v3_vars_groups
 
 METADATA = "metadata.json"
