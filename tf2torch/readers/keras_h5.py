@@ -17,11 +17,8 @@ Tensor data is never read here: each ``Variable.loader`` reopens the file throug
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -32,20 +29,10 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, LayerSpec, ModelSpec, Role, Variable
 from . import h5attrs, h5safe
+from .h5load import LoaderFactory, Opener, check_stamp, file_stamp, keras_major, load_variable, variable
 from .jsonsafe import load_json
 from .keras_config import parse_model_config, parse_model_json
-
-Opener = Callable[[], AbstractContextManager[h5py.File]]
-LoaderFactory = Callable[[str, DType, tuple[int, ...]], Callable[[], np.ndarray]]
-
-
-@dataclass(frozen=True)
-class VarsGroup:
-    """One Keras 3 ``vars`` group: the object path that owns it and its variables in index order."""
-
-    path: str  # e.g. "layers/conv2d", "" for the model's own vars
-    name: str | None  # the owner's ``name`` attribute (Keras >= 3.10 writes it)
-    variables: tuple[Variable, ...]
+from .keras_v3 import v3_vars_groups
 
 
 def read_keras_h5(path: Path, config_json: str | None = None) -> ModelSpec:
@@ -101,7 +88,7 @@ def _legacy(
 ) -> ModelSpec:
     root = h5safe.get_group(f, h5safe.GROUP_MODEL_WEIGHTS, label) if full_model else f
     prefix = f"{h5safe.GROUP_MODEL_WEIGHTS}/" if full_model else ""
-    version = _major(
+    version = keras_major(
         h5attrs.read_attr_text(root, h5safe.ATTR_KERAS_VERSION, label)
         or h5attrs.read_attr_text(f, h5safe.ATTR_KERAS_VERSION, label)
     )
@@ -147,85 +134,8 @@ def _legacy_group(
         ds = h5safe.get_dataset(group, weight, label)
         tf_name = weight[:-2] if weight.endswith(":0") else weight  # Keras 2 keeps TF's ":0" suffix
         note = "optimizer state (legacy h5)" if role is Role.OPTIMIZER else ""
-        out.append(_variable(ds, ds_path, label, factory, role, tf_name, note))
+        out.append(variable(ds, ds_path, label, factory, role, tf_name, note))
     return tuple(out)
-
-
-_MAX_NESTING = 100  # group levels; Keras adds two per nested model, real files stay far below
-
-
-def v3_vars_groups(f: h5py.File, label: str, factory: LoaderFactory) -> list[VarsGroup]:
-    """Every ``vars`` group of a Keras 3 weights file, in Keras's save-walk order."""
-    return list(_walk_v3(f, "", label, factory, set()))
-
-
-def _walk_v3(
-    group: h5py.Group, path: str, label: str, factory: LoaderFactory, seen: set[int]
-) -> Iterator[VarsGroup]:
-    # Keras writes a tree: each group under one name. A group hard-linked twice (an alias, or a link
-    # to an ancestor making a cycle) would list weights twice or recurse forever; so would absurd depth.
-    address = h5safe.address(group, label)
-    if address in seen or path.count("/") >= _MAX_NESTING:
-        raise FormatError(
-            f"{label}: group '{group.name}' is linked twice or nested over {_MAX_NESTING} deep (a cycle or "
-            "alias Keras never writes); the file is corrupt or hostile"
-        )
-    seen.add(address)
-    names = h5safe.children(group, label)
-    if h5safe.GROUP_VARS in names:
-        yield _vars_group(group, path, label, factory)
-    # Keras walks Functional/Sequential ``layers`` first, then attributes sorted with private
-    # (``_``-prefixed) ones last; h5py lists names in byte order, so re-sort the same way.
-    for name in sorted((n for n in names if n != h5safe.GROUP_VARS), key=_walk_key):
-        if not h5safe.is_group(group, name):
-            raise FormatError(
-                f"{label}: expected only groups under '{group.name}', found '{name}'; the file is not a Keras weights file"
-            )
-        yield from _walk_v3(
-            h5safe.get_group(group, name, label), f"{path}/{name}".lstrip("/"), label, factory, seen
-        )
-
-
-def _walk_key(name: str) -> tuple[int, str, int]:
-    first = 0 if name in (h5safe.GROUP_LAYERS, h5safe.GROUP_LAYERS_KERAS_2_13) else 1
-    base, _, num = name.rpartition("_")
-    if base and num.isdigit():  # dense, dense_1, ..., dense_10 in creation order
-        return (first, ("~" + base) if base.startswith("_") else base, int(num) + 1)
-    return (first, ("~" + name) if name.startswith("_") else name, 0)
-
-
-def _vars_group(parent: h5py.Group, path: str, label: str, factory: LoaderFactory) -> VarsGroup:
-    group = h5safe.get_group(parent, h5safe.GROUP_VARS, label)
-    names = h5safe.children(group, label)
-    # Datasets are named "0".."n-1" in save order; h5py lists "10" before "2", so sort as numbers.
-    if sorted(names) != sorted(str(i) for i in range(len(names))):
-        raise FormatError(
-            f"{label}: '{group.name}' should hold datasets 0..{len(names) - 1}, found {sorted(names)[:6]}"
-        )
-    owner = path.split("/", 1)[0] if path else ""
-    role = Role.OPTIMIZER if owner == h5safe.GROUP_OPTIMIZER else Role.WEIGHT
-    if owner not in ("", h5safe.GROUP_OPTIMIZER, h5safe.GROUP_LAYERS, h5safe.GROUP_LAYERS_KERAS_2_13):
-        role = Role.BOOKKEEPING  # metrics, loss trackers, seed generators of the model itself
-    name = h5attrs.read_attr_text(group, h5safe.ATTR_NAME, label)
-    out = []
-    for i in range(len(names)):
-        ds_path = f"{path}/{h5safe.GROUP_VARS}/{i}".lstrip("/")
-        note = (
-            f"variable {i} of {'optimizer' if role is Role.OPTIMIZER else 'layer'} '{name}'" if name else ""
-        )
-        out.append(
-            _variable(h5safe.get_dataset(group, str(i), label), ds_path, label, factory, role, "", note)
-        )
-    return VarsGroup(path, name, tuple(out))
-
-
-def _variable(
-    ds: h5py.Dataset, ds_path: str, label: str, factory: LoaderFactory, role: Role, tf_name: str, note: str
-) -> Variable:
-    dtype = h5safe.dataset_dtype(ds, label)
-    shape = tuple(int(d) for d in ds.shape or ())
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    return Variable(ds_path, dtype, shape, nbytes, factory(ds_path, dtype, shape), role, tf_name, note)
 
 
 def attach_legacy_weights(
@@ -263,35 +173,6 @@ def _descendants(layer: LayerSpec) -> list[str]:
     return [layer.name, *inner]
 
 
-def file_stamp(path: Path, label: str) -> tuple[int, int]:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise FormatError(f"{label}: cannot read the file ({exc.strerror}); check the path") from None
-    return (st.st_size, st.st_mtime_ns)
-
-
-def check_stamp(path: Path, stamp: tuple[int, int], label: str) -> None:
-    # Loaders run long after listing; refuse to mix tensors of two different saves.
-    if file_stamp(path, label) != stamp:
-        raise FormatError(f"{label}: the file changed since it was listed; read it again")
-
-
-def load_variable(
-    opener: Opener, ds_path: str, dtype: DType, shape: tuple[int, ...], label: str
-) -> np.ndarray:
-    """Reopen the file and read one dataset, checking it is still what was listed."""
-    with opener() as f:
-        ds = h5safe.get_dataset(f, ds_path, label)
-        found = (h5safe.dataset_dtype(ds, label), tuple(ds.shape or ()))
-        if found != (dtype, shape):
-            raise FormatError(
-                f"{label}: dataset '{ds_path}' is now {found[0].name}{found[1]}, was listed as {dtype.name}{shape}; "
-                "read the file again"
-            )
-        return h5safe.read_dataset(ds, dtype, label)
-
-
 def _file_loader(
     path: Path, stamp: tuple[int, int], label: str, ds_path: str, dtype: DType, shape: tuple[int, ...]
 ) -> Callable[[], np.ndarray]:
@@ -303,6 +184,3 @@ def _file_loader(
     return load
 
 
-def _major(version: str | None) -> int | None:
-    match = re.match(r"\s*(\d+)\.", version or "")
-    return int(match.group(1)) if match else None

@@ -16,12 +16,10 @@ state. Keras >= 3.10 also tags each ``vars`` group with the owner's name; we che
 from __future__ import annotations
 
 import io
-import re
 import struct
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -33,9 +31,10 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, ModelSpec
 from . import h5safe
+from .h5load import check_stamp, file_stamp, keras_major, load_variable
 from .jsonsafe import load_json
-from .keras_config import layer_name, parse_model_config
-from .keras_h5 import VarsGroup, check_stamp, file_stamp, load_variable, v3_vars_groups
+from .keras_config import parse_model_config
+from .keras_v3 import attach_v3_weights, v3_vars_groups
 
 METADATA = "metadata.json"
 CONFIG = "config.json"
@@ -75,7 +74,7 @@ def read_keras_zip(path: Path) -> ModelSpec:
             )
         weights = infos.get(WEIGHTS_H5)
         opener = _member_opener(path, stamp, weights, label) if weights else None
-    version = _major(metadata.get("keras_version") if isinstance(metadata, Mapping) else None)
+    version = keras_major(metadata.get("keras_version") if isinstance(metadata, Mapping) else None)
     notes: list[str] = []
     try:
         graph: GraphSpec | None = parse_model_config(config, version, where=f"{label}:{CONFIG}")
@@ -92,94 +91,6 @@ def read_keras_zip(path: Path) -> ModelSpec:
         graph, notes = attach_v3_weights(graph, config, groups, wlabel)
     variables = tuple(v for g in groups for v in g.variables)
     return ModelSpec(path, Format.KERAS_V3, variables, graph, notes=tuple(notes))
-
-
-def attach_v3_weights(
-    graph: GraphSpec, config: Mapping[str, Any], groups: list[VarsGroup], label: str
-) -> tuple[GraphSpec, list[str]]:
-    """Give each layer of ``graph`` the variables saved under its Keras 3 object path."""
-    by_path = {g.path: g for g in groups}
-    claimed: set[str] = set()
-    graph = _assign(graph, _entries(config), "", by_path, claimed, label)
-    container = _containers(by_path, "")[0] + "/"
-    stray = [g.path for g in groups if g.variables and g.path not in claimed and g.path.startswith(container)]
-    notes = (
-        [
-            f"variables under {', '.join(stray[:4])} match no layer of the config; they are listed but unassigned"
-        ]
-        if stray
-        else []
-    )
-    return graph, notes
-
-
-def _assign(
-    graph: GraphSpec,
-    entries: list[Any],
-    prefix: str,
-    by_path: dict[str, VarsGroup],
-    claimed: set[str],
-    label: str,
-) -> GraphSpec:
-    raw = {layer_name(e): e for e in entries if isinstance(e, Mapping)}
-    container = _containers(by_path, prefix)[-1]
-    used: dict[str, int] = {}
-    layers = []
-    for layer in graph.layers:
-        entry = raw.get(layer.name)
-        module = str(entry.get("module") or "") if entry else ""
-        skip = entry is None or module.startswith("keras.src.ops")  # synthesised input, or an op
-        skip = skip or (graph.class_name == "Sequential" and layer.class_name == "InputLayer")
-        if skip:
-            layers.append(layer)
-            continue
-        base = _snake(str(entry.get("class_name")), graph.keras_version)
-        used[base] = used.get(base, -1) + 1
-        path = f"{container}/{base}" + (f"_{used[base]}" if used[base] else "")  # saving_lib._get_unique_name
-        owner = by_path.get(path)
-        if owner is not None and owner.name is not None and owner.name != layer.name:
-            raise FormatError(
-                f"{label}: '{path}/vars' belongs to layer '{owner.name}', expected layer '{layer.name}'; "
-                "the weights do not match config.json"
-            )
-        mine = [p for p in by_path if p == path or p.startswith(path + "/")]
-        claimed.update(mine)
-        weights = tuple(v for p in mine for v in by_path[p].variables)
-        inner = (
-            _assign(layer.graph, _entries(entry), path + "/", by_path, claimed, label)
-            if layer.graph
-            else None
-        )
-        layers.append(replace(layer, weights=weights, graph=inner))
-    return replace(graph, layers=tuple(layers))
-
-
-def _containers(by_path: Mapping[str, VarsGroup], prefix: str) -> tuple[str, ...]:
-    # tf.keras 2.13 named the layer container ``_layer_checkpoint_dependencies``.
-    legacy = f"{prefix}{h5safe.GROUP_LAYERS_KERAS_2_13}"
-    if any(p.startswith(legacy + "/") for p in by_path):
-        return (legacy,)
-    return (f"{prefix}{h5safe.GROUP_LAYERS}",)
-
-
-def _entries(entry: Mapping[str, Any]) -> list[Any]:
-    """The raw layer entries of a serialized model (Keras <= 2.2 Sequential: a bare list)."""
-    inner = entry.get("config")
-    if isinstance(inner, list):
-        return inner
-    layers = inner.get("layers") if isinstance(inner, Mapping) else None
-    return layers if isinstance(layers, list) else []
-
-
-def _snake(class_name: str, keras_version: int) -> str:
-    """The group name Keras derives from a class name (``naming.to_snake_case``)."""
-    if keras_version == 2:  # tf_keras generic_utils.to_snake_case: digits join the word before them
-        name = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", class_name)
-        name = re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
-        return name if not name.startswith("_") else "private" + name
-    name = re.sub(r"\W+", "", class_name)
-    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 @contextmanager
@@ -340,6 +251,3 @@ class _Window(io.RawIOBase):
         return got
 
 
-def _major(version: Any) -> int | None:
-    match = re.match(r"\s*(\d+)\.", version) if isinstance(version, str) else None
-    return int(match.group(1)) if match else None
