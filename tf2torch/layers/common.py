@@ -81,7 +81,11 @@ def bind(ctx: Ctx, names: list[str]) -> dict[str, Variable]:
             bound[name] = hits[0]
     if len(bound) == len(names):
         return bound
-    return dict(zip(names, weights, strict=True))
+    if all(leaf.isdigit() for leaf in leaves):  # numbered (vars/0, vars/1, ...): creation order
+        return dict(zip(names, weights, strict=True))
+    found = ", ".join(w.tf_name or w.name for w in weights)
+    raise ctx.unsupported(f"cannot tell which saved weight is which: expected {', '.join(names)}, found {found}",
+                          "re-save the model with Keras, or report the file")
 
 
 def param(suffix: str, name: str, var: Variable, kind: str | Layout = "identity") -> Param:
