@@ -35,10 +35,10 @@ def _fail(exc: BaseException) -> NoReturn:
     if os.environ.get("TF2TORCH_DEBUG") == "1":
         raise exc
     if isinstance(exc, Tf2TorchError):
-        message = str(exc).replace("\n", " ")
+        message = str(exc)
     else:
         message = f"internal error: {type(exc).__name__}: {exc} (please report it; TF2TORCH_DEBUG=1 shows the traceback)"
-    click.echo(f"tf2torch: error: {message}", err=True)
+    click.echo(f"tf2torch: error: {' '.join(message.splitlines())}", err=True)  # always one line
     sys.exit(exit_code(exc))
 
 
