@@ -37,7 +37,10 @@ def embedding(ctx: Ctx) -> Converted:
     dim = cfg_int(ctx, "output_dim")
     vocab = cfg_int(ctx, "input_dim")
     if ctx.config.get("mask_zero"):
-        notes = ("mask_zero: the mask is not propagated; outputs are identical, masked steps are not skipped",)
+        # The Embedding's own output is the same; but Keras RNN/attention layers downstream skip masked
+        # steps and the generated model does not, so their outputs differ where inputs are padded with 0.
+        notes = ("mask_zero: the mask is not propagated; RNN/attention layers after it will also process "
+                 "padded (index 0) steps, unlike Keras: verify with padded inputs",)
     else:
         notes = ()
     out = TensorInfo((*ctx.x.shape, dim), "keras")
