@@ -9,17 +9,11 @@ import numpy as np
 import torch
 
 from tf2torch import api
+from tf2torch.write.torch_pt import to_torch
 
 
 def state_dict(plans) -> dict[str, torch.Tensor]:
-    out = {}
-    for plan in plans:
-        array = np.array(plan.produce())
-        tensor = torch.from_numpy(array)
-        if plan.dtype.name == "bfloat16":
-            tensor = tensor.view(torch.bfloat16)
-        out[plan.key] = tensor
-    return out
+    return {plan.key: to_torch(plan.produce(), plan.dtype) for plan in plans}
 
 
 def load_source(source: str, path: Path | str = "model.py") -> dict[str, Any]:

@@ -96,7 +96,7 @@ def bare_layout(var: Variable, key: str, no_transpose: bool) -> Layout:
     leaf = key.rpartition(".")[2]
     if leaf == "weight" and len(var.shape) in (3, 4) and "depthwise" in split_tf(var.name)[-1].lower():
         return layouts.TABLE["depthwise1d" if len(var.shape) == 3 else "depthwise2d"]
-    if leaf == "weight" and any(p.lower() in ("embeddings", "embedding") for p in split_tf(var.name)[-1:]):
+    if leaf == "weight" and split_tf(var.name)[-1].lower() in ("embeddings", "embedding"):  # (vocab, dim) as is
         return layouts.IDENTITY
     return layouts.get(layouts.guess_for_rank(len(var.shape), leaf))
 

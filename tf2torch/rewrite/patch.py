@@ -6,6 +6,7 @@ size is known from ``--input-shape``, else run-time padding) and the patched ``m
 
 from __future__ import annotations
 
+import copy
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,8 @@ def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> 
     handles = []
     for path in paths:
         module = model.get_submodule(path)
-        n = len(per_dim(module.kernel_size, 1)) if isinstance(module.kernel_size, tuple) else int(window_kind(module)[-2])
+        # a rewritten pool is a SamePool (tuple kernel_size); torch's own pools may keep an int
+        n = len(module.kernel_size) if isinstance(module.kernel_size, tuple) else int(window_kind(module)[-2])
 
         def record(_module: Any, args: tuple, p: str = path, n: int = n) -> None:  # None: args unchanged
             sizes.setdefault(p, tuple(args[0].shape[-n:]))
@@ -77,7 +79,7 @@ def plan_rewrites(model: Any, spec, key_of_var: dict[str, str], tf_padding: str 
             dynamic.append(Rewrite("dynamic", path, (k, s, d), same[path]))
     rewrites = dynamic
     if input_shape is not None and dynamic:
-        probe = build_copy(model)
+        probe = copy.deepcopy(model)  # probe on a copy: the user's model object stays as built
         apply_rewrites(probe, [(r.kind, r.path, r.args) for r in dynamic])
         sizes = _input_sizes(probe, [r.path for r in dynamic], input_shape)
         rewrites = [_static(r, sizes.get(r.path)) for r in dynamic]
@@ -88,11 +90,6 @@ def plan_rewrites(model: Any, spec, key_of_var: dict[str, str], tf_padding: str 
         rewrites.append(Rewrite("eps", path, eps, f"BatchNorm epsilon {eps:g} (PyTorch default 1e-5)"))
     return rewrites
 
-
-def build_copy(model: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(model)
 
 
 def _static(r: Rewrite, size: tuple[int, ...] | None) -> Rewrite:
