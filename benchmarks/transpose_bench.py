@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tf2torch.map.transpose import permute
+from tf2torch.strided import permute
 
 CASES = [  # (label, shape, axes, numpy dtype)
     ("dense 1024x4096 f32", (1024, 4096), (1, 0), "<f4"),

@@ -96,11 +96,14 @@ def test_converted_file_equals_in_memory_conversion(small: Path, tmp_path: Path)
     assert len(ours) == (tmp_path / "ref.safetensors").stat().st_size
 
 
-@pytest.mark.parametrize("producers", [1, 2], ids=["one-producer", "two-producers"])
-def test_stream_is_byte_identical_to_save_file(small: Path, tmp_path: Path, monkeypatch, producers: int) -> None:
+@pytest.mark.parametrize("buffers,band", [(1, 64 << 10), (3, 1 << 20)], ids=["one-small-buffer", "three-buffers"])
+def test_stream_is_byte_identical_to_save_file(small: Path, tmp_path: Path, monkeypatch, buffers: int,
+                                                band: int) -> None:
     from safetensors.torch import save_file
 
-    monkeypatch.setattr(pipeline, "PRODUCERS", producers)
+    monkeypatch.setattr(pipeline, "BUFFERS", buffers)
+    monkeypatch.setattr(pipeline, "BAND_BYTES", band)
+    monkeypatch.setattr(pipeline, "PART_BYTES", 1 << 20)  # the 2 MB embeddings go in parts
     monkeypatch.setattr(pipeline, "PIPELINE_BYTES", 3 << 20)  # several tensors in flight, several waits
     result = api.convert(small, None, dry_run=True)
     write_safetensors(tmp_path / "ours.safetensors", result.plans, metadata={"format": "pt"})

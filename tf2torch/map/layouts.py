@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import strided
 from ..errors import MappingError
-from . import transpose
 
 Shape = tuple[int, ...]
 
@@ -60,9 +60,10 @@ class Step:
 
     def apply(self, array: np.ndarray) -> np.ndarray:
         if self.kind == "reshape":
-            return np.ascontiguousarray(array).reshape(self.shape(array.shape))
+            array = array if array.flags.c_contiguous else strided.contiguous(array)
+            return array.reshape(self.shape(array.shape))
         if self.kind == "permute":
-            return transpose.permute(array, self.axes)
+            return array.transpose(self.axes)  # a view: copied (blocked) by whoever needs C order
         if self.kind == "slice":
             return array[self.start : self.stop]
         if self.kind == "gates":
@@ -94,11 +95,12 @@ class Layout:
             shape = step.shape(shape)
         return tuple(shape)
 
-    def apply(self, array: np.ndarray) -> np.ndarray:
+    def apply(self, array: np.ndarray, *, view: bool = False) -> np.ndarray:
+        """The PyTorch array, C-contiguous; with ``view=True`` possibly a strided view of ``array``
+        (no copy where the steps allow it: the streaming writer copies it band by band)."""
         for step in self.steps:
             array = step.apply(array)
-        # (np.ascontiguousarray would turn a 0-d array into shape (1,))
-        return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        return array if view or array.flags.c_contiguous else strided.contiguous(array)
 
 
 def _perm(*axes: int) -> Step:

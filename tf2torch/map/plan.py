@@ -29,7 +29,9 @@ def plan_tensor(key: str, var: Variable, layout: Layout, dtype: DType | None = N
     out = dtype if dtype is not None and var.dtype.is_float else var.dtype
 
     def produce() -> np.ndarray:
-        return dtypes.cast(layout.apply(var.read()), var.dtype, out)
+        # Without a cast the result may stay a strided view of the (memory-mapped) source: the
+        # streaming writer copies it into C order one band at a time, never the whole tensor.
+        return dtypes.cast(layout.apply(var.read(), view=out.name == var.dtype.name), var.dtype, out)
 
     try:
         shape = layout.out_shape(var.shape)

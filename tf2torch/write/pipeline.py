@@ -1,67 +1,86 @@
-"""Produce tensors on worker threads and write them in order on another, with bounded memory.
+"""Produce tensors on the caller's thread and write them on another, with bounded memory.
 
-Producing a tensor (read it, check its CRC32C, transpose it) and writing it (a copy into the page
-cache) each keep a CPU busy for about as long, and both release the GIL (numpy copies, the crc32c
-extension, ``os.write``). So up to ``PRODUCERS`` tensors are produced at once on worker threads while
-a writer thread writes the finished ones in plan order. Plans are started only while the bytes of
-started-but-unwritten tensors stay within ``PIPELINE_BYTES`` (a larger tensor starts alone), so peak
-memory is about ``max(largest tensor, PIPELINE_BYTES)``, not the checkpoint.
+A safetensors header fixes every tensor's offset before any data exists. The caller's thread then
+*produces* the tensors in order (``produce_checked``: map the source, check its CRC32C, take the
+layout view) and hands their bytes to a writer thread, which ``pwrite``s each piece at its offset:
 
-Errors surface in the caller's thread, in plan order: a producer's error when its tensor's turn
-comes, a write error (disk full) at the next step. Whatever way ``stream`` exits, it first stops the
-writer after its current chunk and waits for running producers (a numpy copy cannot be interrupted),
-so no thread touches the output once it returns; Ctrl-C works as usual, in the caller's thread.
+* a C-contiguous tensor goes as views of its own memory, PART_BYTES at a time; the pages of a
+  memory-mapped source are dropped as each part is written (``tf2torch.pages``);
+* a strided one (a transposed view) is copied into C order a band of rows at a time
+  (``strided.copy_into``, blocked) into one of BUFFERS reused band buffers. Reused, because a
+  fresh tensor-sized array costs page faults and zeroing (on a VM, first touches of memory are
+  several times slower than a copy), and a band stays in cache for the kernel's copy.
+
+Two threads, because the kernel's copy into the page cache (the writer) costs about as much as
+reading, checking and transposing (the producer), and both release the GIL (``os.pwrite``, numpy
+copies, the crc32c extension). One writer, because writes to one file serialise on its inode lock:
+a second writer would spin on it, not write faster.
+
+Memory: queued parts stay within PIPELINE_BYTES (a larger part goes alone), plus BUFFERS bands.
+Errors surface in the caller's thread: a write error (disk full) at the next hand-over, its own
+errors and Ctrl-C as usual. Whatever way ``stream`` exits, it first stops the writer after its
+current piece, so no thread touches the output once it returns.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..pages import Pages
+from ..strided import copy_into
 from .plan import TensorPlan, produce_checked
 
-PIPELINE_BYTES = 64 << 20
-PRODUCERS = min(2, os.cpu_count() or 1)
+PIPELINE_BYTES = 64 << 20  # bytes handed to the writer and not yet written
+PART_BYTES = 4 << 20  # a contiguous tensor is handed over in parts of this size
+BAND_BYTES = 4 << 20  # a strided tensor is copied in bands of about this size (stays in L3; fewer, larger tiles)
+BUFFERS = 4  # band buffers: the producer can run this many bands ahead of the writer
+
+WriteAt = Callable[[memoryview, int], None]  # write all of these bytes at this file offset
 
 
-Write = Callable[[np.ndarray, Callable[[], bool]], None]
-
-
-def stream(plans: Sequence[TensorPlan], write: Write,
+def stream(placed: Sequence[tuple[TensorPlan, int]], write_at: WriteAt,
            on_tensor: Callable[[TensorPlan, int], None] | None = None) -> None:
-    """Produce each plan and call ``write(array, stopped)`` on the writer thread, in plan order.
+    """Produce each plan on this thread; ``write_at`` its bytes from its offset on a writer thread.
 
-    ``write`` should return early once ``stopped()`` is true (checked between chunks): the caller is
-    unwinding. ``on_tensor(plan, plan.nbytes)`` is called on the caller's thread after each write.
+    ``placed`` pairs each plan with the file offset of its first byte. ``on_tensor(plan, plan.nbytes)``
+    is called on this thread once a tensor is written, in the order of ``placed``.
     """
-    writer = _Writer(write)
-    pool = ThreadPoolExecutor(max_workers=PRODUCERS, thread_name_prefix="tf2torch-produce")
-    started: deque[tuple[TensorPlan, Future[np.ndarray]]] = deque()
-    waiting = deque(plans)
+    writer = _Writer(write_at)
     try:
-        while waiting or started:
-            # Start what the budget allows; wait for room only when nothing else is under way.
-            while waiting and writer.reserve(waiting[0].nbytes, block=not started):
-                plan = waiting.popleft()
-                started.append((plan, pool.submit(produce_checked, plan)))
-            plan, future = started.popleft()
-            array = future.result()
-            del future  # (it holds the array too: once written, nothing here may keep it alive)
-            writer.put(plan, array)
-            del array
+        for plan, offset in placed:
+            writer.wait_for_room(min(plan.nbytes, PIPELINE_BYTES))  # before producing: memory stays bounded
+            _hand_over(produce_checked(plan, contiguous=False), offset, writer)
+            writer.put(_Part(memoryview(b""), 0, plan=plan))  # marks the tensor written, once it is
             _report(writer.take_written(), on_tensor)
         writer.finish()
         _report(writer.take_written(), on_tensor)
     finally:
-        for _, future in started:
-            future.cancel()
-        pool.shutdown(wait=True)
         writer.stop()
+
+
+def _hand_over(array: np.ndarray, offset: int, writer: _Writer) -> None:
+    if array.flags.c_contiguous:
+        data = array.reshape(-1).view(np.uint8)
+        pages = Pages.of(array)
+        for start in range(0, data.nbytes, PART_BYTES):
+            stop = min(start + PART_BYTES, data.nbytes)
+            done = (lambda a=start, b=stop: pages.drop(a, b)) if pages is not None else None
+            writer.put(_Part(memoryview(data[start:stop]), offset + start, done))
+        return
+    # Bands of whole rows; at least a cache line's worth of them, else each source line is read again.
+    row_bytes = array.nbytes // array.shape[0]
+    rows = max(1, BAND_BYTES // row_bytes, 64 // array.itemsize)
+    for first in range(0, array.shape[0], rows):
+        band = array[first:first + rows]
+        buffer = writer.buffer(band.nbytes)
+        copy_into(buffer[:band.nbytes].view(array.dtype).reshape(band.shape), band)
+        writer.put(_Part(memoryview(buffer[:band.nbytes]), offset + first * row_bytes,
+                         lambda b=buffer: writer.give_back(b)))
 
 
 def _report(done: list[TensorPlan], on_tensor: Callable[[TensorPlan, int], None] | None) -> None:
@@ -70,34 +89,61 @@ def _report(done: list[TensorPlan], on_tensor: Callable[[TensorPlan, int], None]
             on_tensor(plan, plan.nbytes)
 
 
-class _Writer:
-    """The writer thread, and the byte budget shared with the producers (``reserve``)."""
+@dataclass
+class _Part:
+    data: memoryview
+    offset: int
+    done: Callable[[], None] | None = None  # called by the writer once written (drop pages, free a buffer)
+    plan: TensorPlan | None = None  # set on the empty part that ends a tensor
 
-    def __init__(self, write: Write) -> None:
-        self.write = write
+
+class _Writer:
+    """The writer thread, its queue, and the band buffers it hands back. Fields are guarded by ``cond``."""
+
+    def __init__(self, write_at: WriteAt) -> None:
+        self.write_at = write_at
         self.cond = threading.Condition()
-        self.queue: deque[tuple[TensorPlan, np.ndarray]] = deque()
-        self.reserved = 0  # bytes of tensors started and not yet written
+        self.queue: deque[_Part] = deque()
+        self.queued = 0  # bytes in the queue
+        self.free: list[np.ndarray] = []  # band buffers not in use
+        self.buffers = 0  # band buffers allocated
         self.written: list[TensorPlan] = []  # not yet reported
         self.error: BaseException | None = None
         self.closing = self.aborted = False
         self.thread = threading.Thread(target=self._run, name="tf2torch-writer", daemon=True)
         self.thread.start()
 
-    def reserve(self, nbytes: int, block: bool) -> bool:
+    def wait_for_room(self, nbytes: int) -> None:
+        """Wait until ``nbytes`` more fit in the queue's budget (or the queue is empty)."""
         with self.cond:
-            while self.reserved and self.reserved + nbytes > PIPELINE_BYTES and self.error is None:
-                if not block:
-                    return False
+            while self.queue and self.queued + nbytes > PIPELINE_BYTES and self.error is None:
                 self.cond.wait()
             self._check()
-            self.reserved += nbytes
-            return True
 
-    def put(self, plan: TensorPlan, array: np.ndarray) -> None:
+    def put(self, part: _Part) -> None:
+        self.wait_for_room(len(part.data))
         with self.cond:
+            self.queue.append(part)
+            self.queued += len(part.data)
+            self.cond.notify_all()
+
+    def buffer(self, nbytes: int) -> np.ndarray:
+        """A free band buffer of at least ``nbytes``: reused once the writer is done with it."""
+        with self.cond:
+            while not self.free and self.buffers >= BUFFERS and self.error is None:
+                self.cond.wait()
             self._check()
-            self.queue.append((plan, array))
+            if self.free and self.free[-1].nbytes >= nbytes:
+                return self.free.pop()
+            if self.free:
+                self.free.pop()  # too small for this tensor's bands: replaced by a larger one
+            else:
+                self.buffers += 1
+        return np.empty(nbytes, np.uint8)
+
+    def give_back(self, buffer: np.ndarray) -> None:
+        with self.cond:
+            self.free.append(buffer)
             self.cond.notify_all()
 
     def take_written(self) -> list[TensorPlan]:
@@ -131,13 +177,17 @@ class _Writer:
                         self.cond.wait()
                     if self.aborted or not self.queue:
                         return
-                    plan, array = self.queue[0]
-                self.write(array, lambda: self.aborted)
+                    part = self.queue[0]
+                if part.data:
+                    self.write_at(part.data, part.offset)
+                if part.done is not None:
+                    part.done()
                 with self.cond:
                     self.queue.popleft()
-                    self.reserved -= plan.nbytes
-                    self.written.append(plan)
-                    array = None  # type: ignore[assignment]  # freed before anyone hears of the room
+                    self.queued -= len(part.data)
+                    if part.plan is not None:
+                        self.written.append(part.plan)
+                    part = None  # type: ignore[assignment]  # (its memory is free before anyone hears of the room)
                     self.cond.notify_all()
         except BaseException as exc:  # raised in the caller's thread at its next step
             with self.cond:

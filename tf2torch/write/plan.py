@@ -25,7 +25,8 @@ class TensorPlan:
     """One output tensor, produced on demand.
 
     ``produce()`` loads the source and applies the layout change; it returns an array of exactly
-    ``shape`` whose numpy dtype is ``dtype.storage`` (bfloat16 as raw ``uint16`` bits), C-contiguous.
+    ``shape`` whose numpy dtype is ``dtype.storage`` (bfloat16 as raw ``uint16`` bits), with any
+    strides (a transposed view of a memory-mapped source is copied by the writer, band by band).
     """
 
     key: str  # state_dict key
@@ -80,11 +81,12 @@ def check_plans(plans: Iterable[TensorPlan], writer: str) -> list[TensorPlan]:
     return plans
 
 
-def produce_checked(plan: TensorPlan) -> np.ndarray:
+def produce_checked(plan: TensorPlan, *, contiguous: bool = True) -> np.ndarray:
     """Run ``plan.produce()`` and check the result against the plan before any byte is written.
 
     A writer that trusted the declared shape would write a header that lies about the data, so a
-    mismatch is an error here. A non-contiguous result is copied (correct, if slower).
+    mismatch is an error here. A strided result is copied into C order unless ``contiguous=False``
+    (the streaming writer copies it band by band itself).
     """
     import numpy as np
 
@@ -106,6 +108,8 @@ def produce_checked(plan: TensorPlan) -> np.ndarray:
             f"{plan.where()}: expected shape {tuple(plan.shape)}, found {array.shape}; "
             "the layout step and its declared output shape disagree"
         )
-    if not array.flags.c_contiguous:
-        array = np.ascontiguousarray(array)
+    if contiguous and not array.flags.c_contiguous:
+        from ..strided import contiguous as copy_contiguous
+
+        array = copy_contiguous(array)
     return array

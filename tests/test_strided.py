@@ -1,4 +1,4 @@
-"""``permute`` equals ``np.transpose`` (C-contiguous) on every path: small, merged, tiled, odd strides."""
+"""``permute``, ``contiguous`` and ``copy_into`` equal numpy's copies on every path: small, merged, tiled, odd strides."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tf2torch.map import transpose
-from tf2torch.map.transpose import permute
+from tf2torch import strided as transpose
+from tf2torch.strided import contiguous, copy_into, permute
 
 DTYPES = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2", "uint8": "|u1", "bool": "|b1",
           "int64": "<i8", "complex64": "<c8"}
@@ -130,3 +130,55 @@ def test_memmap_inputs(tmp_path: Path, mode: str, shape: tuple[int, ...], axes: 
 def test_bad_axes(axes: tuple[int, ...]) -> None:
     with pytest.raises(ValueError, match="not a permutation"):
         permute(np.zeros((2, 3)), axes)
+
+
+BANDS = {  # (source shape, layout axes, rows per band): what the streaming writer copies band by band
+    "dense-out-rows": ((300, 500), (1, 0), 64),
+    "dense-one-row-bands": ((40, 70), (1, 0), 1),
+    "conv-out-channels": ((3, 3, 40, 60), (3, 2, 0, 1), 16),
+    "depthwise": ((5, 5, 24, 1), (2, 3, 0, 1), 7),
+    "mha-output": ((4, 16, 64), (2, 0, 1), 10),
+}
+
+
+@pytest.mark.parametrize("name", list(BANDS), ids=list(BANDS))
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+def test_copy_into_bands_of_a_layout_view(name: str, dtype: str, paths: None) -> None:
+    shape, axes, rows = BANDS[name]
+    source = make(shape, dtype)
+    view = source.transpose(axes)
+    out = np.empty(view.shape, view.dtype)
+    for first in range(0, view.shape[0], rows):
+        copy_into(out[first:first + rows], view[first:first + rows])
+    np.testing.assert_array_equal(out, np.transpose(source, axes))
+
+
+def test_copy_into_a_band_of_a_large_view_takes_the_blocked_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A band is small but its source rows span the whole tensor: numpy's naive walk would be the slow
+    # path here, so the band must go through the tiles (spied on) even below the small-array size.
+    source = make((2048, 512), "float32")  # 4 MiB
+    band = source.T[:16]  # 16 output rows = 128 KiB, reading 2048 source rows
+    calls: list[str] = []
+    real = transpose._staged_2d
+    monkeypatch.setattr(transpose, "_staged_2d", lambda *a: (calls.append("staged"), real(*a)))
+    out = np.empty(band.shape, band.dtype)
+    copy_into(out, band)
+    np.testing.assert_array_equal(out, source.T[:16])
+    assert calls == ["staged"]
+
+
+def test_contiguous_copies_any_view() -> None:
+    source = make((50, 60), "float32")
+    for view in (source.T, source[::2], source[:, 5:9], source):
+        got = contiguous(view)
+        assert got.flags.c_contiguous and not np.shares_memory(got, source)
+        np.testing.assert_array_equal(got, view)
+
+
+@pytest.mark.parametrize("bad", ["shape", "dtype", "strided-dst"])
+def test_copy_into_refuses_a_dst_that_does_not_fit(bad: str) -> None:
+    source = make((8, 6), "float32")
+    dst = {"shape": np.empty((6, 6), "<f4"), "dtype": np.empty((6, 8), "<f8"),
+           "strided-dst": np.empty((8, 6), "<f4").T}[bad]
+    with pytest.raises(ValueError, match="copy_into: dst"):
+        copy_into(dst, source.T)

@@ -1,10 +1,14 @@
-"""``permute``: ``np.transpose`` + C-contiguous copy, fast enough for multi-GB checkpoints.
+"""Blocked copies of strided arrays into C order: ``permute``, ``contiguous`` and ``copy_into``.
 
-``np.ascontiguousarray(a.transpose(axes))`` walks the source in output order: for a 2-D transpose every
-element read lands in a different source row (a new cache line and, every few rows, a new page), so it
-runs at a small fraction of memcpy speed. Here the permutation is first simplified (size-1 axes
-dropped, axes that stay neighbours merged, which turns e.g. a depthwise (H, W, C, 1) -> (C, 1, H, W)
-or a 1x1 conv into a plain 2-D transpose) and then copied tile by tile: each tile reads a few
+A layout change is a strided *view* of the source (``a.transpose(axes)``): ``copy_into(dst, view)``
+writes it in C order into ``dst``, the writer does so band by band into a small reused buffer, and
+``permute``/``contiguous`` into a new array.
+
+``np.copyto(dst, a.T)`` walks the source in output order: for a 2-D transpose every element read
+lands in a different source row (a new cache line and, every few rows, a new page), so it runs at a
+small fraction of memcpy speed. Here the copy is first simplified (size-1 axes dropped, axes that stay
+neighbours in memory and in the output merged, which turns e.g. a depthwise (H, W, C, 1) -> (C, 1, H, W)
+or a 1x1 conv into a plain 2-D transpose) and then done tile by tile: each tile reads a few
 consecutive source rows front to back and writes whole cache lines of each output row.
 
 A conv kernel (H, W, I, O) -> (O, I, H, W) simplifies to (S, I, O) -> (O, I, S) with S = H*W; no
@@ -17,8 +21,8 @@ padded by one cache line, and written out from there. Source rows are often a po
 apart (1024 float32 = 4 KiB), so the rows a tile reads all fall into the same cache set and evict each
 other; the padded copy spreads them over the sets (about 1.5x faster on 1024 x 4096 float32).
 
-Memory-mapped inputs (``tf2torch.pages``) are read front to back, so the pages already transposed are
-given back as the copy proceeds: a mapped source never becomes resident as a whole.
+Memory-mapped inputs (``tf2torch.pages``) copied whole are read front to back, so the pages already
+copied are given back as the copy proceeds: a mapped source never becomes resident as a whole.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..pages import Pages
+from .pages import Pages
 
 # A tile spans TILE_ROWS source rows (16 sequential read streams, within what hardware prefetchers
 # track) and up to TILE_COLS elements of each (one output row run of 16 elements is >= one 64-byte
@@ -41,7 +45,7 @@ TILE_COLS = 4096
 # tile is 256 KiB, within L2). Measured best of 16..256 x 256..4096 on float32 1024 x 4096 / 4096 x 1024.
 STAGE_ROWS = 64
 STAGE_COLS = 1024
-_SMALL = 1 << 20  # bytes: an array this small stays in cache, where the plain strided copy is fastest
+_SMALL = 1 << 20  # bytes: a source spanning this little stays in cache, where numpy's strided copy is fastest
 _RELEASE_STEP = 8 << 20  # bytes of a mapped source passed between two releases of its pages
 _LONG_RUN = 64  # bytes: when both sides share a contiguous inner run this long, strided copy is fine
 
@@ -62,30 +66,55 @@ def permute(array: np.ndarray, axes: Sequence[int]) -> np.ndarray:
     axes = tuple(a + n if a < 0 else a for a in given)
     if sorted(axes) != list(range(n)):
         raise ValueError(f"axes {given} are not a permutation of the {n} axes of shape {array.shape}")
-    out_shape = tuple(array.shape[a] for a in axes)
-    if array.size == 0:
-        return np.empty(out_shape, array.dtype)
-    if array.nbytes < _SMALL:
-        out = np.empty(out_shape, array.dtype)
-        np.copyto(out, array.transpose(axes))
-        return out
-    shape, strides, perm = _simplify(array.shape, array.strides, axes)
-    if perm == tuple(range(len(perm))):  # only size-1 axes move: a plain copy in memory order
-        return np.array(array, order="C", copy=True).reshape(out_shape)
-    out = np.empty(out_shape, array.dtype)
-    src = as_strided(array, shape, strides, writeable=False)
-    dst = out.reshape([shape[a] for a in perm])  # C-contiguous, so always a view
-    # Merged axis 0 is the outermost in memory when the input is C-contiguous: tiles visited in input
-    # order then pass its pages front to back.
-    pages = Pages.of(array) if array.flags.c_contiguous else None
-    inner_run = shape[-1] * array.itemsize if perm[-1] == len(perm) - 1 else 0
-    if inner_run >= _LONG_RUN:
-        np.copyto(dst, src.transpose(perm))
-    elif perm == (1, 0):
-        _staged_2d(src, dst, pages)
-    else:
-        _tiled_copy(src, dst, perm, pages)
+    return contiguous(array.transpose(axes))
+
+
+def contiguous(array: np.ndarray) -> np.ndarray:
+    """A new C-contiguous copy of ``array`` (any strides), made with the blocked copy.
+
+    Example:
+        >>> contiguous(np.arange(6).reshape(2, 3).T).flags.c_contiguous
+        True
+    """
+    out = np.empty(array.shape, array.dtype)
+    copy_into(out, array)
     return out
+
+
+def copy_into(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[...] = src`` for a C-contiguous ``dst`` and an ``src`` of the same shape and dtype with any
+    strides: a transposed view is copied tile by tile, never with the naive strided walk."""
+    if dst.shape != src.shape or dst.dtype != src.dtype or not dst.flags.c_contiguous:
+        raise ValueError(f"copy_into: dst {dst.shape} {dst.dtype} (C-contiguous: {dst.flags.c_contiguous}) "
+                         f"does not fit src {src.shape} {src.dtype}")
+    if src.size == 0:
+        return
+    # Small means the memory the source spans, not its size: a band of a transposed tensor is small,
+    # but its rows lie across the whole tensor (a naive walk would miss the cache and TLB on each one).
+    span = src.itemsize + sum((n - 1) * abs(st) for n, st in zip(src.shape, src.strides))
+    if span < _SMALL or any(st <= 0 for st, n in zip(src.strides, src.shape) if n > 1):
+        np.copyto(dst, src)  # in cache anyway, or reversed/broadcast strides: numpy's own walk
+        return
+    # The source's axes in memory order (outermost first) make `base`; src == base.transpose(axes).
+    order = sorted(range(src.ndim), key=lambda a: -src.strides[a])
+    base = src.transpose(order)
+    axes = tuple(order.index(a) for a in range(src.ndim))
+    shape, strides, perm = _simplify(base.shape, base.strides, axes)
+    if perm == tuple(range(len(perm))):  # the same order in memory as in the output: a plain copy
+        np.copyto(dst, src)
+        return
+    merged_src = as_strided(base, shape, strides, writeable=False)
+    merged_dst = dst.reshape([shape[a] for a in perm])  # C-contiguous, so always a view
+    # Merged axis 0 is the outermost in memory when the source is C-contiguous: tiles visited in
+    # source order then pass its pages front to back.
+    pages = Pages.of(base) if base.flags.c_contiguous else None
+    inner_run = shape[-1] * src.itemsize if perm[-1] == len(perm) - 1 else 0
+    if inner_run >= _LONG_RUN:
+        np.copyto(merged_dst, merged_src.transpose(perm))
+    elif perm == (1, 0):
+        _staged_2d(merged_src, merged_dst, pages)
+    else:
+        _tiled_copy(merged_src, merged_dst, perm, pages)
 
 
 def _simplify(shape: Sequence[int], strides: Sequence[int],
