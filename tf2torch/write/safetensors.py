@@ -3,9 +3,10 @@
 File layout: 8-byte little-endian header length N, then N bytes of JSON
 ``{"__metadata__": {str: str}, key: {"dtype", "shape", "data_offsets": [begin, end]}, ...}``
 padded with spaces to a multiple of 8, then the tensors back to back, little-endian, offsets relative
-to the end of the header. The header needs only dtypes and shapes, so it is written first; it fixes each tensor's offset, and
-``pipeline.stream``'s workers then produce the tensors and ``pwrite`` each at its place, releasing
-it once written: peak memory is about one tensor (or the pipeline's small budget), never the model.
+to the end of the header. The header needs only dtypes and shapes, so it is written first, and it
+fixes each tensor's offset: ``pipeline.stream`` then produces the tensors one at a time and its writer
+thread writes each at its place, releasing it once written: peak memory is about one tensor (or the
+pipeline's small budget), never the model.
 
 The bytes equal ``safetensors.torch.save_file``'s for the same tensors (same data order, JSON
 spelling and padding) except for the order of several ``__metadata__`` entries: safetensors emits a
@@ -152,10 +153,17 @@ def _write(f: io.RawIOBase, data: memoryview, at: int, path: Path) -> None:
     """Write all of ``data`` at offset ``at`` (a raw write may be partial); OS errors become one line."""
     try:
         while data:
-            n = os.pwrite(f.fileno(), data, at)
+            n = _pwrite(f.fileno(), data, at)
             if not n:
                 raise OSError(errno.ENOSPC, "no bytes written")
             data, at = data[n:], at + n
     except OSError as exc:
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc}); free disk space or choose "
                           "another output location") from exc
+
+
+def _pwrite(fd: int, data: memoryview, at: int) -> int:
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, data, at)
+    os.lseek(fd, at, os.SEEK_SET)  # Windows has no pwrite; the one writer thread makes seek + write safe
+    return os.write(fd, data)
