@@ -96,6 +96,17 @@ def test_converted_file_equals_in_memory_conversion(small: Path, tmp_path: Path)
     assert len(ours) == (tmp_path / "ref.safetensors").stat().st_size
 
 
+def test_pt_file_holds_what_tensorflow_reads(small: Path, tmp_path: Path) -> None:
+    import torch
+
+    result = api.convert(small, tmp_path / "out", weights_format="pt")
+    got = torch.load(tmp_path / "out" / "model.pt", weights_only=True)
+    want = reference_state(small, result.report)
+    assert list(got) == [p.key for p in result.plans] and sorted(got) == sorted(want)
+    for key, tensor in want.items():
+        assert got[key].dtype == tensor.dtype and torch.equal(got[key], tensor), key
+
+
 @pytest.mark.parametrize("buffers,band", [(1, 64 << 10), (3, 1 << 20)], ids=["one-small-buffer", "three-buffers"])
 def test_stream_is_byte_identical_to_save_file(small: Path, tmp_path: Path, monkeypatch, buffers: int,
                                                 band: int) -> None:
@@ -117,6 +128,8 @@ CHILD = textwrap.dedent("""
     import numpy as np
     from tf2torch import api
     import tf2torch.write.output, tf2torch.write.safetensors, tf2torch.map.plan  # imported before measuring
+    if sys.argv[3] == "pt":
+        import torch, tf2torch.write.torch_pt
 
     def status(field: str) -> int:
         line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(field))
@@ -126,7 +139,7 @@ CHILD = textwrap.dedent("""
     # at the time of the fork: Linux carries it over exec, and pytest with TensorFlow loaded is big.)
     spec = api.read(sys.argv[1])
     base = status("VmRSS:")
-    api.convert(sys.argv[1], sys.argv[2])
+    api.convert(sys.argv[1], sys.argv[2], weights_format=sys.argv[3])
     peak = max(status("VmHWM:"), base)
     largest = max(v.nbytes for v in spec.variables)
     total = sum(v.nbytes for v in spec.variables)
@@ -135,9 +148,10 @@ CHILD = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
-def test_peak_memory_is_about_one_tensor(medium: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("weights", ["safetensors", "pt"])
+def test_peak_memory_is_about_one_tensor(medium: Path, tmp_path: Path, weights: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(medium), str(tmp_path / "out")], env=env,
+    done = subprocess.run([sys.executable, "-c", CHILD, str(medium), str(tmp_path / "out"), weights], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
@@ -145,5 +159,7 @@ def test_peak_memory_is_about_one_tensor(medium: Path, tmp_path: Path) -> None:
     # Started but unwritten tensors stay within the pipeline's budget (or are one larger tensor);
     # the mapped source and the transposed copy are never both resident in full.
     limit = max(got["largest"], pipeline.PIPELINE_BYTES) + got["largest"] // 4 + SLACK
+    print(f"{weights}: peak RSS grew {got['growth'] / 2**20:.0f} MiB converting {got['total'] / 2**20:.0f} MiB "
+          f"(largest tensor {got['largest'] / 2**20:.0f} MiB, limit {limit / 2**20:.0f} MiB)")
     assert got["growth"] < limit, f"{got['growth'] / 2**20:.0f} MiB grown, limit {limit / 2**20:.0f} MiB"
     assert got["growth"] < got["total"] / 2

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import struct
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,8 @@ import pytest
 import torch
 
 from tf2torch.dtypes import by_name
-from tf2torch.errors import Tf2TorchError, UnsupportedError
+from tf2torch.errors import OutputError, Tf2TorchError, UnsupportedError
+from tf2torch.write import pipeline
 from tf2torch.write.plan import TensorPlan
 from tf2torch.write.torch_pt import to_torch, write_pt
 
@@ -111,3 +114,65 @@ def test_progress_per_tensor(tmp_path: Path) -> None:
     arrays = case("all-dtypes")
     write_pt(tmp_path / "m.pt", plans_of(arrays), on_tensor=lambda p, n: seen.append((p.key, n)))
     assert seen == [(k, a.nbytes) for k, (_, a) in arrays.items()]
+
+
+def data_offsets(path: Path) -> dict[str, int]:
+    """Where each record's data starts in the zip (local header + name + extra)."""
+    raw = path.read_bytes()
+    offsets = {}
+    for info in zipfile.ZipFile(path).infolist():
+        name_len, extra_len = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
+        offsets[info.filename] = info.header_offset + 30 + name_len + extra_len
+    return offsets
+
+
+@pytest.mark.parametrize("name", CASES, ids=CASES)
+def test_same_records_and_pickle_as_torch_save(name: str, tmp_path: Path) -> None:
+    arrays = case(name)
+    write_pt(tmp_path / "ours.pt", plans_of(arrays))
+    # (copied into torch.empty: torch's own strides, also for zero-size tensors, whose numpy strides differ)
+    tensors = {k: to_torch(a, by_name(d)) for k, (d, a) in arrays.items()}
+    torch.save({k: torch.empty(t.shape, dtype=t.dtype).copy_(t) for k, t in tensors.items()}, tmp_path / "ref.pt")
+    ours, ref = zipfile.ZipFile(tmp_path / "ours.pt"), zipfile.ZipFile(tmp_path / "ref.pt")
+    assert ours.testzip() is None  # every record's CRC-32 is right
+    assert [n.split("/", 1)[1] for n in ours.namelist()] == [
+        n.split("/", 1)[1] for n in ref.namelist() if not n.endswith(".data/serialization_id")]
+    for record in ["data.pkl", ".format_version", ".storage_alignment", "byteorder", "version"]:
+        assert ours.read(f"ours/{record}") == ref.read(f"ref/{record}"), record
+    assert all(offset % 64 == 0 for offset in data_offsets(tmp_path / "ours.pt").values())
+    mapped = torch.load(tmp_path / "ours.pt", weights_only=True, mmap=True)  # needs the 64-byte alignment
+    for key, (dtype, array) in arrays.items():
+        assert torch.equal(as_bits(mapped[key]), as_bits(to_torch(array, by_name(dtype))))
+
+
+def test_strided_plans_are_written_band_by_band(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "BAND_BYTES", 4096)  # many bands, and a last partial one
+    monkeypatch.setattr(pipeline, "WRITE_BYTES", 1000)  # writes that split bands at odd places
+    source = random_array(np.random.default_rng(3), "float32", (300, 70))
+    conv = random_array(np.random.default_rng(4), "bfloat16", (3, 3, 20, 12))
+    plans = [TensorPlan("dense.weight", by_name("float32"), (70, 300), lambda: source.T, "dense/kernel"),
+             TensorPlan("conv.weight", by_name("bfloat16"), (12, 20, 3, 3), lambda: conv.transpose(3, 2, 0, 1))]
+    write_pt(tmp_path / "m.pt", plans)
+    state = torch.load(tmp_path / "m.pt", weights_only=True)
+    assert zipfile.ZipFile(tmp_path / "m.pt").testzip() is None
+    assert torch.equal(state["dense.weight"], torch.from_numpy(np.ascontiguousarray(source.T)))
+    want = torch.from_numpy(np.ascontiguousarray(conv.transpose(3, 2, 0, 1))).view(torch.bfloat16)
+    assert torch.equal(as_bits(state["conv.weight"]), as_bits(want))
+
+
+def test_failure_midway_leaves_no_file(tmp_path: Path) -> None:
+    def boom() -> np.ndarray:
+        raise KeyboardInterrupt
+
+    plans = [TensorPlan("a", by_name("float32"), (4,), lambda: np.zeros(4, "<f4")),
+             TensorPlan("b", by_name("float32"), (4,), boom)]
+    with pytest.raises(KeyboardInterrupt):
+        write_pt(tmp_path / "m.pt", plans)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_disk_full_is_an_output_error() -> None:
+    plan = TensorPlan("w", by_name("float32"), (1 << 20,), lambda: np.zeros(1 << 20, "<f4"))
+    with pytest.raises(OutputError, match=r"/dev/full: cannot write \(No space left on device\); free disk space"):
+        write_pt(Path("/dev/full"), [plan])  # every write fails with ENOSPC

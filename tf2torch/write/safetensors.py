@@ -38,10 +38,6 @@ _DTYPE_RANK = {name: i for i, name in enumerate(
     ["BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64"])}
 _METADATA_KEY = "__metadata__"
 _MAX_HEADER = 100_000_000  # safetensors readers refuse larger headers (MAX_HEADER_SIZE)
-# Each write() call copies at most this much into the page cache. Measured on Linux 6.18/ext4 (2 cores):
-# 1 GB written in 16 MB calls costs 2-4 s of kernel time, in 64-256 KB calls 0.4-1 s (the page cache
-# allocates folios as large as each write, and large ones are costly to find).
-_PIECE = 256 << 10
 
 
 def build_header(plans: Iterable[TensorPlan],
@@ -119,8 +115,8 @@ def write_safetensors(path: Path, plans: Iterable[TensorPlan], *, metadata: Mapp
         raise OutputError(f"{path}: cannot create ({exc.strerror or exc}); choose another output location") from exc
 
     def write_at(data: memoryview, at: int) -> None:
-        for start in range(0, len(data), _PIECE):
-            _write(f, data[start:start + _PIECE], at + start, path)
+        for start in range(0, len(data), pipeline.WRITE_BYTES):  # (small writes: see WRITE_BYTES)
+            _write(f, data[start:start + pipeline.WRITE_BYTES], at + start, path)
         _start_writeback(f, at, len(data))
 
     try:
