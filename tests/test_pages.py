@@ -71,19 +71,3 @@ def test_release_is_bounded_by_the_array(source) -> None:
     pages.release(1 << 40)
     assert mapping_rss(path) <= mmap.PAGESIZE
 
-
-@pytest.mark.skipif(not ON_LINUX, reason="needs Linux smaps and madvise")
-def test_drop_gives_back_one_range_and_keeps_the_data(source) -> None:
-    path, values = source
-    array = mapped(path, values)
-    np.asarray(array).sum()  # touch every page
-    pages = Pages.of(array)
-    assert pages is not None
-    pages.drop(2 << 20, 5 << 20)  # a range in the middle, as the writer's parts are dropped
-    dropped = values.nbytes - mapping_rss(path)
-    print(f"dropped {dropped} bytes of the 3 MiB range")
-    # The kernel may map file pages as 2 MiB huge pages, and unmaps those whole: the range rounds out.
-    assert (3 << 20) - 2 * mmap.PAGESIZE <= dropped <= (3 << 20) + 2 * (2 << 20)
-    pages.drop(0, 1 << 40)  # bounded by the array
-    assert mapping_rss(path) <= mmap.PAGESIZE
-    np.testing.assert_array_equal(array, values)  # pages map in again from the file

@@ -89,12 +89,6 @@ class Pages:
             self._advise(mmap.MADV_DONTNEED, self.begin + self.done, self.begin + upto)
             self.done = upto
 
-    def drop(self, start: int, stop: int) -> None:
-        """Drop the whole pages within bytes ``[start, stop)`` of the array (for consumers that work on
-        several ranges at once, out of order; ``release`` keeps no track of them)."""
-        first = self.begin + start + (-(self.begin + start)) % mmap.PAGESIZE  # the partial first page stays
-        self._advise(mmap.MADV_DONTNEED, first, self.begin + min(stop, self.nbytes))
-
     def _advise(self, option: int, start: int, end: int) -> None:
         start -= start % mmap.PAGESIZE  # madvise wants a page-aligned start
         end -= end % mmap.PAGESIZE

@@ -80,7 +80,7 @@ def pieces(array: np.ndarray, take: Callable[[int], np.ndarray], give_back: Call
     """``array``'s bytes in C order, as ``(bytes, their offset in the tensor, done)`` pieces.
 
     A C-contiguous array comes as views of its own memory, PART_BYTES at a time; ``done()`` drops
-    the pages of a memory-mapped source behind them. A strided one is copied a band of rows at a time
+    the pages of a memory-mapped source up to the end of its piece (pieces are written in order). A strided one is copied a band of rows at a time
     into a buffer from ``take(nbytes)`` (at least that large), handed back by ``done()`` through
     ``give_back``. Call ``done`` (when not None) once a piece is written.
     """
@@ -90,7 +90,7 @@ def pieces(array: np.ndarray, take: Callable[[int], np.ndarray], give_back: Call
         for start in range(0, data.nbytes, PART_BYTES):
             stop = min(start + PART_BYTES, data.nbytes)
             yield (memoryview(data[start:stop]), start,
-                   (lambda a=start, b=stop: pages.drop(a, b)) if pages is not None else None)
+                   (lambda upto=stop: pages.release(upto)) if pages is not None else None)
         return
     # Bands of whole rows; at least a cache line's worth of them, else each source line is read again.
     row_bytes = array.nbytes // array.shape[0]
