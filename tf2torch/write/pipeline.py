@@ -45,6 +45,7 @@ BUFFERS = 4  # band buffers: the producer can run this many bands ahead of the w
 # Writers copy at most this much into the page cache per write() call. Measured on Linux 6.18/ext4
 # (2 vCPUs): 1 GB written in 16 MB calls costs 2-4 s of kernel time, in 64-256 KB calls 0.4-1 s (the
 # page cache allocates folios as large as each write, and large ones are costly to find).
+# benchmarks/write_size_bench.py measures it.
 WRITE_BYTES = 256 << 10
 
 WriteAt = Callable[[memoryview, int], None]  # write all of these bytes at this file offset
