@@ -161,6 +161,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--report", "report_file", type=PathArg, help="Also write the JSON verdict to this file.")
 @click.option("--plot", type=PathArg, help="PNG of the per-layer max abs difference (needs matplotlib).")
+@click.option("--force", is_flag=True, help="Replace existing --report / --plot files.")
 @click.option("--tf-input", "tf_inputs", multiple=True, metavar="NAME",
               help="TF1 graphs: the input placeholder (repeat for several, in the PyTorch forward's order).")
 @click.option("--tf-output", "tf_outputs", multiple=True, metavar="NAME",
@@ -170,14 +171,14 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
 def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: Path | None = None,
            atol: float = 1e-4, rtol: float = 1e-4, seed: int = 0, report_file: Path | None = None,
            plot: Path | None = None, tf_inputs: tuple[str, ...] = (), tf_outputs: tuple[str, ...] = (),
-           as_json: bool = False, quiet: bool = False) -> None:
+           as_json: bool = False, quiet: bool = False, force: bool = False) -> None:
     """Run SOURCE in TensorFlow and OUT_DIR's model in PyTorch on the same inputs; compare per layer."""
     from .compare import run as verify_run
 
     try:
         result = verify_run.verify(source, out_dir, input_shape=_shape(input_shape), inputs=inputs, atol=atol,
                                    rtol=rtol, seed=seed, report_file=report_file, plot=plot, tf_inputs=tf_inputs,
-                                   tf_outputs=tf_outputs, progress=not quiet and not as_json)
+                                   tf_outputs=tf_outputs, progress=not quiet and not as_json, force=force)
     except Tf2TorchError as exc:
         _fail(exc)
     if as_json:

@@ -202,6 +202,20 @@ def test_report_file_and_plot(outputs, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
 
 
+def test_report_and_plot_never_replace_a_file_without_force(outputs, tmp_path):
+    require_tf()
+    report, png = tmp_path / "verdict.json", tmp_path / "layers.png"
+    report.write_text("an earlier verdict")
+    result = cli(KERAS3, outputs["keras3"], "--report", report, "--plot", png)
+    assert result.exit_code == 1
+    assert f"tf2torch: error: {report}: exists; pass --force to replace it" in result.stderr
+    assert report.read_text() == "an earlier verdict" and not png.exists()  # refused before TF ran
+    result = cli(KERAS3, outputs["keras3"], "--report", report, "--plot", png, "--force", "-q")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(report.read_text())["ok"] is True and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["layers.png", "verdict.json"]  # no staging left
+
+
 # -- errors ---------------------------------------------------------------------------------------
 
 

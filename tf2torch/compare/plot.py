@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import MissingDependencyError, OutputError
+from ..write.atomic import atomic_write_file
 from .result import VerifyResult
 
 INSTALL_HINT = "pip install 'tf2torch[plot]'"
@@ -25,7 +26,8 @@ def check() -> None:
                                      f"install it with: {INSTALL_HINT}") from None
 
 
-def write_plot(result: VerifyResult, path: Path) -> None:
+def write_plot(result: VerifyResult, path: Path, force: bool = False) -> None:
+    """Write the per-layer plot as a PNG to ``path``, all or nothing (``force``: replace a file)."""
     check()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -67,6 +69,7 @@ def write_plot(result: VerifyResult, path: Path) -> None:
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     try:
-        fig.savefig(path, format="png")
+        with atomic_write_file(path, force) as staging:
+            fig.savefig(staging, format="png")
     except OSError as exc:
         raise OutputError(f"--plot {path}: cannot write ({exc.strerror or exc})") from None

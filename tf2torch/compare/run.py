@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OutputError, UsageError
+from ..write.atomic import atomic_write_file, check_file_target
 from . import plot as plotting
 from . import run_torch
 from .compare import compare_row, first_diverging, skipped_row, verdict
@@ -38,6 +39,7 @@ def verify(
     tf_inputs: Sequence[str] = (),
     tf_outputs: Sequence[str] = (),
     progress: bool = False,
+    force: bool = False,
 ) -> VerifyResult:
     """Run ``source`` in TensorFlow and ``out_dir``'s model in PyTorch; compare outputs and layers.
 
@@ -69,6 +71,9 @@ def verify(
         raise UsageError(f"atol={atol}, rtol={rtol}: tolerances must be >= 0")
     if plot is not None:
         plotting.check()  # before the long part
+    for target in (report_file, plot):  # likewise: refuse to replace a file without --force now, not later
+        if target is not None:
+            check_file_target(Path(target), force)
     outdir = read_outdir(out_dir)
     with _Stages(progress) as stage:
         stage("loading the TensorFlow model")
@@ -90,11 +95,12 @@ def verify(
                           first_diverging=first.name if first else None, notes=list(getattr(ref, "notes", [])))
     if report_file is not None:
         try:
-            Path(report_file).write_text(result.dumps(), encoding="utf-8")
+            with atomic_write_file(Path(report_file), force) as staging:  # all or nothing
+                staging.write_text(result.dumps(), encoding="utf-8")
         except OSError as exc:
             raise OutputError(f"--report {report_file}: cannot write ({exc.strerror or exc})") from None
     if plot is not None:
-        plotting.write_plot(result, Path(plot))
+        plotting.write_plot(result, Path(plot), force)
     return result
 
 

@@ -81,11 +81,7 @@ def atomic_write_file(path: Path, force: bool = False, *, durable: bool = True) 
         durable: fsync the file before the rename and the directory after it.
     """
     shown = Path(path)
-    final = shown.resolve()
-    if final.is_dir():
-        raise OutputError(f"{shown}: is a directory, expected a file path; give a file name")
-    if final.exists() and not force:
-        raise OutputError(f"{shown}: exists; pass --force to replace it")
+    final = check_file_target(shown, force)
     _make_parent(final.parent, shown)
     staging = _unique(final.parent, f".{final.name}{PARTIAL_MARK}", shown, directory=False)
     try:
@@ -100,6 +96,17 @@ def atomic_write_file(path: Path, force: bool = False, *, durable: bool = True) 
     except BaseException:
         staging.unlink(missing_ok=True)
         raise
+
+
+def check_file_target(path: Path, force: bool = False) -> Path:
+    """Refuse an output file path ``atomic_write_file`` would refuse, before any long work; returns it
+    resolved (a symlink is followed: what it points to is replaced)."""
+    final = Path(path).resolve()
+    if final.is_dir():
+        raise OutputError(f"{path}: is a directory, expected a file path; give a file name")
+    if final.exists() and not force:
+        raise OutputError(f"{path}: exists; pass --force to replace it")
+    return final
 
 
 def _swap_in(staging: Path, final: Path, shown: Path, force: bool) -> None:
