@@ -16,6 +16,7 @@ import safetensors.torch
 import torch
 from safetensors import safe_open
 
+from tests.readers.test_mapped_reads import mapping_rss
 from tf2torch.dtypes import by_name
 from tf2torch.errors import OutputError, Tf2TorchError, UnsupportedError, UsageError
 from tf2torch.pages import Pages
@@ -230,18 +231,6 @@ def test_non_contiguous_result_is_written_correctly(tmp_path: Path) -> None:
     write_safetensors(tmp_path / "m.safetensors", [plan])
     with safe_open(tmp_path / "m.safetensors", framework="np") as f:
         np.testing.assert_array_equal(f.get_tensor("t"), base.T)
-
-
-def mapping_rss(path: Path) -> int:
-    """Resident bytes of this process's mappings of ``path`` (Linux /proc/self/smaps)."""
-    total, inside = 0, False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        fields = line.split()
-        if fields and "-" in fields[0] and len(fields) >= 5:  # a mapping header line
-            inside = fields[-1] == str(path)
-        elif inside and fields[0] == "Rss:":
-            total += int(fields[1]) * 1024
-    return total
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not hasattr(mmap, "MADV_DONTNEED"),
