@@ -52,11 +52,12 @@ def verify(
         inputs: instead of seeded random inputs: an ``.npy`` / ``.npz`` path, an array, a name ->
             array mapping or a list of arrays, in the PyTorch model's layout.
         atol, rtol: an element matches when ``|torch - tf| <= atol + rtol * |tf|``.
-        report_file: also write the result as JSON there.
+        report_file: also write the result as JSON there (all or nothing).
         plot: also draw the per-layer differences into this PNG (needs matplotlib).
         tf_inputs, tf_outputs: TF1 graphs: input placeholder / output tensor names, when the
             heuristics (the float Placeholder; an op named ``logits``, ``output``, ...) do not apply.
         progress: show the current stage on stderr when it is a terminal.
+        force: replace existing ``report_file`` / ``plot`` files (else refused before any work).
 
     Returns:
         A ``VerifyResult``: ``ok``, ``first_diverging``, ``rows``; ``render()``, ``to_json()``.
