@@ -65,8 +65,7 @@ def to_torch(array: np.ndarray, dtype: DType) -> torch.Tensor:
 def _as_tensor(array: np.ndarray, dtype: DType) -> torch.Tensor:
     """``to_torch`` without the read-only copy: for tensors that are only read (saved), never mutated."""
     torch = _torch()
-    if dtype.torch is None or dtype.name == "string":
-        raise UnsupportedError(f"dtype {dtype.name} has no PyTorch tensor type; leave such variables out")
+    _check_torch_dtype(dtype)
     storage = np.dtype(dtype.storage)
     if array.dtype != storage:
         if array.dtype.newbyteorder("<") != storage.newbyteorder("<"):
@@ -81,6 +80,11 @@ def _as_tensor(array: np.ndarray, dtype: DType) -> torch.Tensor:
     if dtype.name == "bfloat16":
         tensor = tensor.view(torch.bfloat16)  # same bits, now read as bfloat16
     return tensor
+
+
+def _check_torch_dtype(dtype: DType, where: str = "") -> None:
+    if dtype.torch is None or dtype.name == "string":
+        raise UnsupportedError(f"{where}dtype {dtype.name} has no PyTorch tensor type; leave such variables out")
 
 
 def write_pt(path: Path, plans: Iterable[TensorPlan], *,
@@ -101,9 +105,7 @@ def write_pt(path: Path, plans: Iterable[TensorPlan], *,
     plans = check_plans(plans, ".pt")
     refs = {plan.key: _TensorRef(plan, str(i)) for i, plan in enumerate(plans)}
     for plan in plans:  # refused before anything is written
-        if plan.dtype.torch is None:
-            raise UnsupportedError(f"{plan.where()}: dtype {plan.dtype.name} has no PyTorch tensor type; "
-                                   "leave such variables out")
+        _check_torch_dtype(plan.dtype, f"{plan.where()}: ")
     pickled = io.BytesIO()
     _Pickler(pickled, protocol=2).dump(refs)  # protocol 2: what torch.save writes
     path = Path(path)
