@@ -99,6 +99,9 @@ def convert(
     force: bool = False,
     dry_run: bool = False,
     verify_crc: bool = True,
+    allow_missing: tuple[str, ...] = (),
+    allow_unexpected: tuple[str, ...] = (),
+    report_path: str | Path | None = None,
     progress: Callable[[TensorPlan, int], None] | None = None,
 ) -> Conversion:
     """Convert a TF/Keras source into ``out_dir``: weights, ``model.py`` (when there is a model) and
@@ -120,7 +123,12 @@ def convert(
             SAME padding; without it, padding is computed at run time where it depends on the size.
         tf_padding: "same" to treat every conv/pool whose padding is the symmetric k//2 guess as a port
             of TF 'SAME' (user models without a TF graph).
-        dry_run: plan everything, write nothing.
+        dry_run: plan everything, write nothing (but ``report_path``).
+        allow_missing: regexes of state_dict keys that may keep their initial values (the contract
+            otherwise fails on any missing key the forward pass uses).
+        allow_unexpected: regexes of source variables that may stay unused.
+        report_path: also write report.json here; a failed conversion writes it here, or without it
+            beside ``out_dir`` as ``OUTDIR.failed-report.json``.
         progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
             an ``expect(total_bytes, tensors)`` method (``tf2torch.progress.Progress`` does), that is
             called first, with the totals.
@@ -165,9 +173,16 @@ def convert(
         plans, report = bare(spec, rules=rule_set, ema=ema, keep_names=keep_names, no_transpose=not transpose,
                              dtype=out_dtype)
         model_source = None
+    report.allow("missing", tuple(allow_missing), "--allow-missing")
+    report.allow("unexpected", tuple(allow_unexpected), "--allow-unexpected")
     problems = report.problems(strict)
     if problems:
-        raise MappingError(f"{source}: " + "; ".join(problems) + " (see the report; a rules file can settle names)")
+        where = _write_failed_report(report, out_dir, report_path, force)
+        raise MappingError(f"{source}: " + "; ".join(problems) + (f" (full report: {where})" if where else ""))
+    if report_path is not None:
+        from .write.output import write_report_file
+
+        write_report_file(Path(report_path), report, failed=False, force=force)
     conversion = Conversion(report, plans, model_source, None if dry_run else Path(out_dir) if out_dir else None,
                             taps=taps)
     if dry_run:
@@ -208,3 +223,19 @@ def _keras_input_shapes(spec: ModelSpec, shape: tuple[int, ...], channels_last: 
     if not channels_last and len(dims) >= 2:
         dims = (*dims[1:], dims[0])  # (C, H, W) -> Keras (H, W, C)
     return {graph.inputs[0].layer: dims}
+
+
+def _write_failed_report(report: Report, out_dir, report_path, force: bool) -> Path | None:
+    """The report of a conversion that failed the contract, so a CI job can show why; None if there
+    is nowhere to put it (a dry run without --report) or it cannot be written (the error says why)."""
+    from .errors import OutputError
+    from .write.output import failed_report_path, write_report_file
+
+    if report_path is None and out_dir is None:
+        return None
+    path = Path(report_path) if report_path is not None else failed_report_path(Path(out_dir))
+    try:
+        write_report_file(path, report, failed=True, force=force)
+    except OutputError:
+        return None  # e.g. --report names an existing file without --force: the mapping error stands
+    return path

@@ -103,6 +103,12 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
               help="Cast float tensors (default: keep each tensor's dtype).")
 @click.option("--ema", is_flag=True, help="Use ExponentialMovingAverage shadows instead of raw variables.")
 @click.option("--strict", is_flag=True, help="Fail when any variable is unexpected or any key missing.")
+@click.option("--allow-missing", multiple=True, metavar="PATTERN",
+              help="State_dict keys (regex) that may keep their initial values; repeatable.")
+@click.option("--allow-unexpected", multiple=True, metavar="PATTERN",
+              help="Source variables (regex) that may stay unused; repeatable.")
+@click.option("--report", "report_path", type=PathArg,
+              help="Also write report.json here (on failure too; default on failure: OUT.failed-report.json).")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
 @click.option("--no-transpose", is_flag=True, help="Bare checkpoints: keep TF layouts.")
 @click.option("--input-shape", help="Input shape in the model's input layout, e.g. 1,3,32,32 (static padding).")
@@ -117,7 +123,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("-v", "--verbose", is_flag=True, help="Print the full report on success.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings.")
 def convert(source: Path, out_dir: Path | None, model: str | None, config: Path | None, rules: Path | None,
-            weights_format: str, dtype: str | None, ema: bool, strict: bool, keep_names: bool,
+            weights_format: str, dtype: str | None, ema: bool, strict: bool, allow_missing: tuple[str, ...],
+            allow_unexpected: tuple[str, ...], report_path: Path | None, keep_names: bool,
             no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool,
             force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
             quiet: bool) -> None:
@@ -134,7 +141,8 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
                 source, out_dir, model=model, config=config, rules=rules, weights_format=weights_format,
                 dtype=dtype, ema=ema, strict=strict, keep_names=keep_names, transpose=not no_transpose,
                 input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, force=force,
-                dry_run=dry_run, verify_crc=not no_verify_crc, progress=bar)
+                dry_run=dry_run, verify_crc=not no_verify_crc, allow_missing=allow_missing,
+                allow_unexpected=allow_unexpected, report_path=report_path, progress=bar)
     except Tf2TorchError as exc:
         _fail(exc)
     report = result.report
@@ -143,7 +151,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
     elif dry_run or verbose:
         click.echo(report.render(verbose=True))
     elif not quiet:
-        attention = [e for e in report.entries if e.status in ("unexpected", "missing")]
+        attention = [e for e in report.entries if e.status in ("unexpected", "missing") and not e.allowed]
         if attention:  # quiet on a clean success; the full report is in OUTDIR/report.json
             click.echo(report.render(verbose=False), err=True)
     if run_verify and not dry_run:

@@ -103,7 +103,9 @@ class GraphSpec:
 
 @dataclass(frozen=True)
 class OpSpec:
-    """A conv / pool / batch-norm op of a TF1 graph (``.meta``), tied to the variables it reads."""
+    """A conv / pool / batch-norm / MatMul op or an input placeholder of a TF1 graph (``.meta``), tied
+    to the variables it reads. ``BatchNormalization`` stands for an unfused batch norm (its ``add``
+    node: moving variance + epsilon)."""
 
     name: str
     op: str  # "Conv2D", "DepthwiseConv2dNative", "MaxPool", "AvgPool", "FusedBatchNormV3", ...
@@ -114,6 +116,12 @@ class OpSpec:
     data_format: str = "NHWC"
     epsilon: float | None = None
     variables: tuple[str, ...] = ()  # names of the variables the op reads, in input order
+    # Data flow (pools, MatMul): the nearest conv / pool / BN / MatMul / Placeholder ops that feed
+    # operand 0 through activations, adds and pads, in graph order.
+    upstream: tuple[str, ...] = ()
+    flatten_of: str = ""  # MatMul: the 4-D NHWC op (or input) whose output a Reshape flattens into it
+    shape: tuple[int | None, ...] | None = None  # Placeholder: its shape (None: unknown rank)
+    dtype: str = ""  # Placeholder: "float32", or "dtype N" for other DataType enum values
 
 
 @dataclass(frozen=True, eq=False)

@@ -52,6 +52,10 @@ def _layers(spec: ModelSpec) -> list[dict[str, Any]]:
             row["epsilon"] = op.epsilon
         if op.variables:
             row["variables"] = list(op.variables)
+        if op.shape is not None:
+            row["shape"] = ["?" if d is None else d for d in op.shape]
+        if op.flatten_of:
+            row["flatten_of"] = op.flatten_of  # a Dense fed by a Flatten over this op's NHWC output
         rows.append(row)
     return rows
 

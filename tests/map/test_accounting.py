@@ -54,11 +54,19 @@ def test_tf2_checkpoint_optimizer_slots_are_skipped(which):
     assert any("slot" in e.reason.lower() or "optimizer" in e.reason.lower() for e in skipped)
 
 
-def test_strict_fails_on_unexpected(tmp_path):
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "default"])
+def test_unexpected_and_missing_fail_with_or_without_strict(tmp_path, strict):
+    """The contract: a key the forward pass uses with no source, or a variable nothing took, is exit 1
+    whether or not --strict is given; the message names them and the fix."""
     from tf2torch.errors import MappingError
 
     model_file = tmp_path / "tiny.py"
     model_file.write_text("import torch.nn as nn\n\ndef tiny():\n    return nn.Sequential(nn.Linear(3, 2))\n")
     with pytest.raises(MappingError) as info:
-        tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, model=f"{model_file}:tiny", strict=True)
-    assert "unexpected" in str(info.value) and "missing" in str(info.value)
+        tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, model=f"{model_file}:tiny",
+                             strict=strict)
+    message = str(info.value)
+    print(message)
+    assert "nothing took" in message and "with no source that the model uses" in message
+    assert "'0.weight' [2, 3]" in message and "--allow-missing PATTERN" in message
+    assert "and 7 more (see report.json)" in message  # at most five names per class on the terminal

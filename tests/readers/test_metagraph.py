@@ -14,6 +14,7 @@ from tf2torch.readers.metagraph import parse_meta_graph, read_meta_graph
 from tf2torch.spec import OpSpec
 
 EXPECTED = [
+    OpSpec("x", "Placeholder", shape=(2, 8, 8, 3), dtype="float32"),
     OpSpec("Conv2D", "Conv2D", "SAME", (1, 2, 2, 1), (1, 1, 1, 1), (), "NHWC", None, ("conv/kernel",)),
     OpSpec("DepthwiseConv2dNative", "DepthwiseConv2dNative", "SAME", (1, 1, 1, 1), (1, 1, 1, 1), (), "NHWC", None,
            ("dw/depthwise_kernel",)),
@@ -22,12 +23,16 @@ EXPECTED = [
     OpSpec("dilated", "Conv2D", "SAME", (1, 1, 1, 1), (1, 2, 2, 1), (), "NHWC", None, ("dilated/kernel",)),
     OpSpec("partitioned_conv", "Conv2D", "VALID", (1, 1, 1, 1), (1, 1, 1, 1), (), "NHWC", None, ("pconv/kernel",)),
     OpSpec("nchw_pool", "AvgPool", "VALID", (1, 1, 2, 2), (), (1, 1, 2, 2), "NCHW", None, ()),
-    OpSpec("MaxPool2d", "MaxPool", "SAME", (1, 1, 1, 1), (), (1, 3, 3, 1), "NHWC", None, ()),
-    OpSpec("AvgPool2D", "AvgPool", "VALID", (1, 2, 2, 1), (), (1, 2, 2, 1), "NHWC", None, ()),
+    # pools carry what feeds them (through activations and adds, not through a Transpose)
+    OpSpec("MaxPool2d", "MaxPool", "SAME", (1, 1, 1, 1), (), (1, 3, 3, 1), "NHWC", None, (),
+           upstream=("FusedBatchNormV3",)),
+    OpSpec("AvgPool2D", "AvgPool", "VALID", (1, 2, 2, 1), (), (1, 2, 2, 1), "NHWC", None, (), upstream=("MaxPool2d",)),
     OpSpec("conv2d_transpose", "Conv2DBackpropInput", "SAME", (1, 2, 2, 1), (1, 1, 1, 1), (), "NHWC", None, ("up/kernel",)),
+    OpSpec("v", "Placeholder", shape=(1, 4, 4, 4, 2), dtype="float32"),
     OpSpec("Conv3D", "Conv3D", "SAME", (1, 1, 1, 1, 1), (1, 1, 1, 1, 1), (), "NDHWC", None, ("conv3d/kernel",)),
-    OpSpec("MaxPool3D", "MaxPool3D", "VALID", (1, 2, 2, 2, 1), (), (1, 2, 2, 2, 1), "NDHWC", None, ()),
-    OpSpec("AvgPool3D", "AvgPool3D", "SAME", (1, 1, 1, 1, 1), (), (1, 1, 1, 1, 1), "NDHWC", None, ()),
+    OpSpec("MaxPool3D", "MaxPool3D", "VALID", (1, 2, 2, 2, 1), (), (1, 2, 2, 2, 1), "NDHWC", None, (), upstream=("Conv3D",)),
+    OpSpec("AvgPool3D", "AvgPool3D", "SAME", (1, 1, 1, 1, 1), (), (1, 1, 1, 1, 1), "NDHWC", None, (),
+           upstream=("MaxPool3D",)),
 ]
 
 

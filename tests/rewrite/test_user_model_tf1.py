@@ -1,6 +1,7 @@
-"""A TF1 checkpoint (+ .meta) onto a user's own PyTorch model: SAME from the graph for convs,
---tf-padding same for the pool the graph cannot tie to a module, the Dense after an NHWC Flatten via
-the rules file, BN epsilon from the graph. Compared with the logits TF computed for the fixture."""
+"""A TF1 checkpoint (+ .meta) onto a naive user port, with no flags and no rules: SAME from the graph
+for the convs, the SAME max pool tied to its module by position in the forward pass, the Dense after
+an NHWC Flatten detected from the graph (Reshape -> MatMul) and checked on the forward pass, BN epsilon
+from the graph. Compared with the logits TF computed for the fixture (fixtures/make_fixtures.make_tf1)."""
 
 from pathlib import Path
 
@@ -10,16 +11,11 @@ import torch
 
 from tests.util import load_source, state_dict, to_torch_layout
 from tf2torch import api
+from tf2torch.errors import MappingError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 NET = Path(__file__).with_name("tf1_user_net.py")
-
-
-@pytest.fixture
-def rules(tmp_path):
-    path = tmp_path / "rules.toml"
-    path.write_text('[layouts]\n"fc.weight" = "dense_after_flatten:3,3,16"\n')
-    return path
+UNUSED = ("^embedding/", "^extras/")  # variables of the fixture the port has no place for
 
 
 def _run(result):
@@ -31,27 +27,45 @@ def _run(result):
     return out, torch.from_numpy(io["output"])
 
 
+def _convert(**options):
+    return api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, model=f"{NET}:Net",
+                       allow_unexpected=UNUSED, **options)
+
+
 @pytest.mark.parametrize("input_shape", [(1, 3, 12, 12), None], ids=["static", "dynamic"])
-def test_tf1_checkpoint_onto_user_model(rules, input_shape):
-    result = api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, model=f"{NET}:Net", rules=rules,
-                         tf_padding="same", input_shape=input_shape)
-    assert result.report.counts()["missing"] == 0
-    # variables the user's model has no place for are reported, not dropped silently
+def test_tf1_checkpoint_onto_naive_port_with_no_flags_and_no_rules(input_shape):
+    result = _convert(input_shape=input_shape)
+    counts = result.report.counts()
+    assert counts["missing"] == 0 and counts["mismatched"] == 0
     assert {e.source for e in result.report.by_status("unexpected")} == {"embedding/table", "extras/bf16",
                                                                           "extras/half"}
     kinds = {r["module"]: r["kind"] for r in result.report.rewrites}
-    assert kinds["bn1"] == "eps" and "conv1" in kinds and "pool" in kinds
+    assert kinds["bn1"] == "eps" and "conv1" in kinds and kinds["pool"] in ("pad", "pool")
+    assert "tied by position" in next(r["what"] for r in result.report.rewrites if r["module"] == "pool")
+    mapped = {e.key: e.layout for e in result.report.by_status("mapped")}
+    assert "rows HWC -> CHW" in mapped["fc.weight"], mapped["fc.weight"]
     out, expected = _run(result)
-    print(f"TF1 checkpoint onto user model ({'static' if input_shape else 'dynamic'}): "
-          f"max abs diff {(out - expected).abs().max().item():.2e}")
+    diff = (out - expected).abs().max().item()
+    print(f"TF1 checkpoint onto naive port ({'static' if input_shape else 'dynamic'}), no rules: "
+          f"max abs diff {diff:.2e}, max |logit| {expected.abs().max().item():.2f}")
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
 
 
-def test_without_the_flatten_rule_the_dense_is_wrong(rules):
-    """The layout rule matters: with the plain Dense transpose the NCHW flatten reads other features."""
-    result = api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, model=f"{NET}:Net",
-                         tf_padding="same", input_shape=(1, 3, 12, 12))
+def test_unused_source_variables_fail_the_conversion_by_name():
+    with pytest.raises(MappingError) as caught:
+        api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, model=f"{NET}:Net")
+    message = str(caught.value)
+    print(message)
+    assert "'embedding/table' [10, 4]" in message and "--allow-unexpected" in message
+
+
+def test_a_users_layout_rule_wins_over_the_graph(tmp_path):
+    """The graph's evidence fills what the rules do not say; a wrong rule is the user's word (and
+    shows: plain Dense rows give other logits)."""
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[layouts]\n"fc.weight" = "dense"\n')
+    result = _convert(rules=rules, input_shape=(1, 3, 12, 12))
     out, expected = _run(result)
     diff = (out - expected).abs().max().item()
-    print(f"without dense_after_flatten: max abs diff {diff:.2e}")
+    print(f"with a plain-Dense rule over the graph's Flatten: max abs diff {diff:.2e}")
     assert diff > 1e-2

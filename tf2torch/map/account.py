@@ -8,9 +8,12 @@ or by a documented default), *missing*, or *mismatched* (a source was found but 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+from ..errors import UsageError
 
 STATUSES = ("mapped", "filled", "skipped", "unexpected", "missing", "mismatched")
 
@@ -25,6 +28,11 @@ class Entry:
     shape: tuple[int, ...] = ()  # source shape
     out_shape: tuple[int, ...] = ()  # shape written / expected by the target
     dtype: str = ""
+    # Why a missing key or an unexpected variable does not fail the conversion: its module never
+    # runs in forward(), it is tied to a filled tensor, an --allow-* pattern ... ("" = it fails).
+    allowed: str = ""
+    expected: tuple[int, ...] = ()  # mismatched: the shape the target model expects
+    hint: str = ""  # mismatched: the likely fix
 
 
 @dataclass
@@ -35,6 +43,9 @@ class Report:
     entries: list[Entry] = field(default_factory=list)
     rewrites: list[dict[str, Any]] = field(default_factory=list)  # padding / epsilon rewrites
     notes: list[str] = field(default_factory=list)
+    # Contract failures that belong to no single entry (a TF pool tied to no module, a Flatten whose
+    # order the forward pass does not show): each fails the conversion, strict or not.
+    failures: list[str] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)  # what was written, file name -> role
     interface: dict[str, Any] = field(default_factory=dict)  # model inputs/outputs: names, shapes, layouts
 
@@ -43,6 +54,19 @@ class Report:
             raise ValueError(entry.status)
         self.entries.append(entry)
 
+    def allow(self, status: str, patterns: tuple[str, ...], flag: str) -> None:
+        """Accept the ``status`` entries ("missing" keys, "unexpected" sources) that a regex of
+        ``patterns`` finds in their key / source name (``--allow-missing`` / ``--allow-unexpected``)."""
+        for pattern in patterns:
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                raise UsageError(f"{flag} {pattern!r}: not a valid regex ({exc})") from None
+            for i, entry in enumerate(self.entries):
+                name = entry.key if status == "missing" else entry.source
+                if entry.status == status and not entry.allowed and regex.search(name):
+                    self.entries[i] = replace(entry, allowed=f"{flag} {pattern!r}")
+
     def by_status(self, status: str) -> list[Entry]:
         return sorted((e for e in self.entries if e.status == status), key=lambda e: (e.key or e.source, e.source))
 
@@ -50,19 +74,27 @@ class Report:
         counted = Counter(e.status for e in self.entries)
         return {s: counted.get(s, 0) for s in STATUSES}
 
-    def problems(self, strict: bool) -> list[str]:
-        """One sorted, quoted line per problem class; shape mismatches always count, the rest with strict."""
+    def problems(self, strict: bool, shown: int = 5) -> list[str]:
+        """The trust contract, one clause per problem class: shape mismatches, missing keys and
+        unexpected variables fail unless ``allowed`` (``strict``: even then). At most ``shown`` names a
+        class on the terminal; report.json has them all."""
         lines = []
         bad = self.by_status("mismatched")
         if bad:
-            lines.append("shape mismatch: " + ", ".join(
-                f"{e.source!r} -> {e.key!r} (got {list(e.shape)} -> {list(e.out_shape)})" for e in bad))
-        if strict:
-            for status in ("unexpected", "missing"):
-                names = [repr(e.source or e.key) for e in self.by_status(status)]
-                if names:
-                    lines.append(f"{status}: {', '.join(names)}")
-        return lines
+            lines.append(f"{len(bad)} shape mismatch(es): " + _few([_mismatch(e) for e in bad], shown))
+        missing = [e for e in self.by_status("missing") if strict or not e.allowed]
+        if missing:
+            lines.append(f"{len(missing)} state_dict key(s) with no source that the model uses: "
+                         + _few([f"{e.key!r} {list(e.out_shape)}" for e in missing], shown)
+                         + " (map them with a rules [pairs] entry, or accept their initial values with "
+                           "--allow-missing PATTERN)")
+        unexpected = [e for e in self.by_status("unexpected") if strict or not e.allowed]
+        if unexpected:
+            lines.append(f"{len(unexpected)} source variable(s) nothing took: "
+                         + _few([f"{e.source!r} {list(e.shape)}" for e in unexpected], shown)
+                         + " (pair them with a rules [pairs] entry, or leave them out with a [skip] rule or "
+                           "--allow-unexpected PATTERN)")
+        return lines + self.failures
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +108,7 @@ class Report:
             ],
             "rewrites": self.rewrites,
             "notes": self.notes,
+            "failures": self.failures,
             "outputs": self.outputs,
             "interface": self.interface,
         }
@@ -96,9 +129,21 @@ class Report:
                 entries = entries[:10]
             for e in entries:
                 arrow = f"{e.source} -> {e.key}" if e.source and e.key else (e.source or e.key)
-                extra = "; ".join(x for x in (e.layout if e.layout != "unchanged" else "", e.reason) if x)
+                extra = "; ".join(x for x in (e.layout if e.layout != "unchanged" else "", e.reason,
+                                              f"allowed: {e.allowed}" if e.allowed else "") if x)
                 lines.append(f"  {status:<10} {arrow}" + (f"  ({extra})" if extra else ""))
         for rw in self.rewrites if verbose else ():
             lines.append(f"  rewrite    {rw.get('module', '')}: {rw.get('what', '')}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _few(items: list[str], shown: int) -> str:
+    more = len(items) - shown
+    return "; ".join(items[:shown]) + (f"; and {more} more (see report.json)" if more > 0 else "")
+
+
+def _mismatch(e: Entry) -> str:
+    """Source, its shape, the layout applied, what the model expects, and the likely fix."""
+    return (f"{e.source!r} {list(e.shape)} -> {e.key!r}: layout {e.layout or 'unchanged'} gives "
+            f"{list(e.out_shape)}, the model expects {list(e.expected)}" + (f" ({e.hint})" if e.hint else ""))

@@ -18,7 +18,7 @@ from ..write.plan import TensorPlan
 from . import layouts
 from .account import Entry, Report
 from .layouts import Layout
-from .match import TargetParam, match
+from .match import TargetParam, layout_for, match
 from .names import bare_key, split_tf
 from .rules import NO_RULES, Rules
 from .select import select
@@ -66,8 +66,13 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
         plans.append(plan_tensor(m.target.key, m.source, m.layout, dtype))
         report.add(_mapped(m.source, m.target.key, m.layout, f"matched by {m.how}"))
     for src, tgt, got in result.mismatched:
+        try:
+            applied = layout_for(tgt, src, rules).describe
+        except Exception:  # the layout itself could not apply to this shape
+            applied = "none applicable"
         report.add(Entry("mismatched", source=src.name, key=tgt.key, shape=src.shape, out_shape=got,
-                         reason=f"the model expects {list(tgt.shape)}", dtype=src.dtype.name))
+                         reason=f"the model expects {list(tgt.shape)}", dtype=src.dtype.name, layout=applied,
+                         expected=tgt.shape, hint=mismatch_hint(src.shape, tgt.key, tgt.shape)))
     by_name = {v.name: v for v in candidates}
     for name, reason in sorted(result.unmatched.items()):
         var = by_name[name]
@@ -126,3 +131,22 @@ def bare(spec: ModelSpec, *, rules: Rules = NO_RULES, ema: bool = False, keep_na
             how += f"; layout chosen by role and rank {len(var.shape)}"
         report.add(_mapped(var, key, layout, how))
     return plans, report
+
+
+def mismatch_hint(shape: tuple[int, ...], key: str, expected: tuple[int, ...]) -> str:
+    """The likely fix for a shape mismatch: a table layout that gives the expected shape, else a pairing."""
+    import math
+
+    fitting = []
+    for name, layout in layouts.TABLE.items():
+        try:
+            if layout.out_shape(shape) == tuple(expected):
+                fitting.append(name)
+        except MappingError:
+            continue
+    if fitting:
+        return f"a [layouts] rule \"{key}\" = \"{fitting[0]}\" gives that shape"
+    if math.prod(shape) == math.prod(expected):
+        return ("the same number of elements in another arrangement: a [layouts] rule "
+                f"(e.g. dense_after_flatten:H,W,C for \"{key}\" after a Flatten)")
+    return "another variable belongs here, or the port is built with other sizes: a [pairs] rule or fix the port"

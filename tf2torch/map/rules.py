@@ -15,6 +15,9 @@
 
     [padding]               # per-module TF padding override for --model rewrites: "same" | "valid"
     "stem.conv" = "valid"
+
+    [epsilon]               # --model: the TF epsilon of a norm module, where the source has no evidence
+    "encoder.norm" = 1e-3
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Rules:
     skips: tuple[re.Pattern[str], ...] = ()
     layouts: dict[str, Layout] = field(default_factory=dict)
     padding: dict[str, str] = field(default_factory=dict)
+    epsilon: dict[str, float] = field(default_factory=dict)
     source: str = ""  # the file it came from, for messages
 
     def rename(self, name: str) -> str:
@@ -92,10 +96,14 @@ def load_rules(path: Path) -> Rules:
         raise UsageError(f"{where}: cannot read the rules file ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{where}: not a valid TOML rules file ({exc}); see 'Rules file' in the README") from None
-    unknown = sorted(set(data) - {"rename", "pairs", "skip", "layouts", "padding"})
+    unknown = sorted(set(data) - {"rename", "pairs", "skip", "layouts", "padding", "epsilon"})
     if unknown:
         raise UsageError(f"{where}: unknown section(s) {', '.join(unknown)}; "
-                         "expected rename, pairs, skip, layouts, padding")
+                         "expected rename, pairs, skip, layouts, padding, epsilon")
+    epsilon = data.get("epsilon", {})
+    if not isinstance(epsilon, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in epsilon.values()):
+        raise UsageError(f"{where}: [epsilon] must map module paths to positive numbers, e.g. \"bn1\" = 1e-3")
     renames = []
     for i, rule in enumerate(data.get("rename", [])):
         if not isinstance(rule, dict) or set(rule) != {"pattern", "replace"}:
@@ -115,5 +123,6 @@ def load_rules(path: Path) -> Rules:
         skips=tuple(_regex(p, f"{where} [skip]") for p in patterns),
         layouts={k: parse_layout(v, f"{where} [layouts] {k!r}") for k, v in _str_table(data, "layouts", where).items()},
         padding=padding,
+        epsilon={k: float(v) for k, v in epsilon.items()},
         source=where,
     )

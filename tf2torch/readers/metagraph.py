@@ -14,12 +14,14 @@ attr_value.proto, variable.proto)::
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FormatError
 from ..spec import OpSpec
+from .graph import flow
 from .proto import Message, decode_utf8, read_varint
 
 VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable"})
@@ -196,10 +198,24 @@ class _Graph:
 
 
 def parse_meta_graph(blob: bytes, where: str) -> MetaGraph:
-    """Ops and variable order of one serialized ``MetaGraphDef``."""
+    """Ops (graph order: creation order, which is topological) and variable order of one
+    serialized ``MetaGraphDef``."""
     graph = _Graph(Message(blob, where), where)
-    ops = tuple(graph.op_spec(n) for n in graph.order if graph.op(n) in OPS and not _BACKWARD.search(n))
-    return MetaGraph(ops, graph.variable_order())
+    forward = [n for n in graph.order if not _BACKWARD.search(n)]
+    unfused = {op.name: op for op in flow.unfused_batch_norms(graph) if not _BACKWARD.search(op.name)}
+    ops = []
+    for name in forward:
+        kind = graph.op(name)
+        if kind in OPS or kind == "MatMul":
+            spec = graph.op_spec(name)
+            if kind in _POOLS or kind == "MatMul":
+                spec = dataclasses.replace(spec, **flow.flow_fields(graph, name))
+            ops.append(spec)
+        elif kind == "Placeholder":
+            ops.append(flow.placeholder(graph, name))
+        elif name in unfused:
+            ops.append(unfused[name])
+    return MetaGraph(tuple(ops), graph.variable_order())
 
 
 def meta_graph_ops(path: Path | str) -> tuple[OpSpec, ...]:
@@ -213,7 +229,7 @@ def meta_graph_ops(path: Path | str) -> tuple[OpSpec, ...]:
         blob = path.read_bytes()
     except OSError as exc:
         raise FormatError(f"{path}: cannot read the meta graph ({exc.strerror}); check the path") from None
-    if not any(op.encode() in blob for op in OPS):
+    if not any(op.encode() in blob for op in (*OPS, "MatMul", "Rsqrt")):
         return ()
     return parse_meta_graph(blob, str(path)).ops
 

@@ -7,6 +7,7 @@ size is known from ``--input-shape``, else run-time padding) and the patched ``m
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,10 @@ from ..map.target import build_user_model, parse_model_ref, target_params
 from . import apply as apply_module
 from .apply import apply_rewrites
 from .same import tf_same_conv_padding, torch_pad_order
-from .sources import bn_epsilons, per_dim, same_modules, window_kind
+from .sources import norm_epsilons, per_dim, same_modules, window_kind
+from .ties import Ties, flatten_order, flatten_shape, source_ops, tie
+from .trace import Trace, run_traced
+from .usage import mark_harmless
 
 
 @dataclass(frozen=True)
@@ -32,37 +36,10 @@ class Rewrite:
     why: str
 
 
-def _input_sizes(model: Any, paths: list[str], input_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
-    """Run the (dynamically rewritten) model once and record each module's input spatial size."""
-    import torch
-
-    sizes: dict[str, tuple[int, ...]] = {}
-    handles = []
-    for path in paths:
-        module = model.get_submodule(path)
-        # a rewritten pool is a SamePool (tuple kernel_size); torch's own pools may keep an int
-        n = len(module.kernel_size) if isinstance(module.kernel_size, tuple) else int(window_kind(module)[-2])
-
-        def record(_module: Any, args: tuple, p: str = path, n: int = n) -> None:  # None: args unchanged
-            sizes.setdefault(p, tuple(args[0].shape[-n:]))
-
-        handles.append(module.register_forward_pre_hook(record))
-    try:
-        with torch.no_grad():
-            model(torch.zeros(input_shape))
-    except Exception as exc:
-        raise UsageError(f"--input-shape {list(input_shape)}: running the model on it failed "
-                         f"({type(exc).__name__}: {exc})") from None
-    finally:
-        for h in handles:
-            h.remove()
-    return sizes
-
-
-def plan_rewrites(model: Any, spec, key_of_var: dict[str, str], tf_padding: str | None,
-                  input_shape: tuple[int, ...] | None, overrides: dict[str, str],
-                  bn_eps: dict[str, float]) -> list[Rewrite]:
-    same = same_modules(model, spec, key_of_var, tf_padding, overrides)
+def plan_rewrites(model: Any, same: dict[str, str], input_shape: tuple[int, ...] | None,
+                  eps: dict[str, tuple[float, str]]) -> list[Rewrite]:
+    """Padding rewrites for the SAME modules (static where the size is known or does not matter),
+    then the epsilon rewrites, each with the evidence it rests on."""
     dynamic = []
     for path in sorted(same):
         module = model.get_submodule(path)
@@ -70,36 +47,41 @@ def plan_rewrites(model: Any, spec, key_of_var: dict[str, str], tf_padding: str 
         if not kind:
             raise UsageError(f"{path}: marked TF 'SAME' but it is not a conv or pool module")
         n = int(kind[-2])
-        k, s = per_dim(module.kernel_size, n), per_dim(module.stride, n)
+        k, s = per_dim(module.kernel_size, n), per_dim(module.stride or module.kernel_size, n)
         d = per_dim(getattr(module, "dilation", 1), n)
         if kind.startswith(("AvgPool", "MaxPool")):
             mode = "avg" if kind.startswith("AvgPool") else "max"
             dynamic.append(Rewrite("pool", path, (mode, k, s, None), same[path]))
         else:
             dynamic.append(Rewrite("dynamic", path, (k, s, d), same[path]))
-    rewrites = dynamic
+    sizes: dict[str, tuple[int, ...]] = {}
     if input_shape is not None and dynamic:
         probe = copy.deepcopy(model)  # probe on a copy: the user's model object stays as built
         apply_rewrites(probe, [(r.kind, r.path, r.args) for r in dynamic])
-        sizes = _input_sizes(probe, [r.path for r in dynamic], input_shape)
-        rewrites = [_static(r, sizes.get(r.path)) for r in dynamic]
-        # a port that already pads as TF does needs no rewrite (stride 1, odd kernel: k // 2 each side)
-        rewrites = [r for r in rewrites if not (r.kind == "padding" and per_dim(
-            model.get_submodule(r.path).padding, len(r.args)) == tuple(r.args))]
-    for path, eps in sorted(bn_eps.items()):
-        rewrites.append(Rewrite("eps", path, eps, f"BatchNorm epsilon {eps:g} (PyTorch default 1e-5)"))
+        trace = run_traced(probe, input_shape)
+        if isinstance(trace, str):
+            raise UsageError(f"--input-shape {list(input_shape)}: the model with TF padding failed: {trace}")
+        sizes = {r.path: trace.in_shapes[r.path][-len(r.args[1]):] for r in dynamic if trace.ran(r.path)}
+    rewrites = [_static(r, sizes.get(r.path), input_shape is not None) for r in dynamic]
+    # a port that already pads as TF does needs no rewrite (stride 1, odd kernel: k // 2 each side)
+    rewrites = [r for r in rewrites if not (r.kind == "padding" and per_dim(
+        model.get_submodule(r.path).padding, len(r.args)) == tuple(r.args))]
+    for path, (value, why) in sorted(eps.items()):
+        old = float(model.get_submodule(path).eps)
+        rewrites.append(Rewrite("eps", path, value, f"epsilon {value:g} (the model had {old:g}); {why}"))
     return rewrites
 
 
-
-def _static(r: Rewrite, size: tuple[int, ...] | None) -> Rewrite:
-    """Turn a dynamic rewrite into its static form for a known input size (or keep it dynamic)."""
-    if size is None:  # the module never ran for this input: keep run-time padding
-        return Rewrite(r.kind, r.path, r.args, r.why + "; not reached with --input-shape, padding at run time")
+def _static(r: Rewrite, size: tuple[int, ...] | None, sized: bool) -> Rewrite:
+    """Turn a dynamic rewrite into its static form for a known input size, or for any size where the
+    padding does not depend on it (stride 1); else keep it dynamic."""
     mode = r.args[0] if r.kind == "pool" else "conv"
     kernel, stride, dilation = (r.args[1], r.args[2], (1,) * len(r.args[1])) if r.kind == "pool" else r.args
     plan = tf_same_conv_padding(size, kernel, stride, dilation)
-    where = f"input {'x'.join(map(str, size))}"
+    if plan.dynamic:  # no size, and it matters
+        note = "; not reached with --input-shape, padding at run time" if sized else ""
+        return Rewrite(r.kind, r.path, r.args, r.why + note)
+    where = f"input {'x'.join(map(str, size))}" if size is not None else "any input size"
     if mode == "avg":  # TF's divisor counts only real elements: SamePool, even when symmetric
         pad = plan.pad if plan.pad is not None else torch_pad_order(tuple((p, p) for p in plan.padding))
         return Rewrite("pool", r.path, ("avg", kernel, stride, pad), f"{r.why}; {where}: exact average pool, pad {pad}")
@@ -107,6 +89,69 @@ def _static(r: Rewrite, size: tuple[int, ...] | None) -> Rewrite:
         return Rewrite("padding", r.path, plan.padding, f"{r.why}; {where}: symmetric padding {plan.padding}")
     value = float("-inf") if mode == "max" else 0.0
     return Rewrite("pad", r.path, (plan.pad, value), f"{r.why}; {where}: asymmetric pad {plan.pad} (F.pad order)")
+
+
+def probe_shape(spec, input_shape: tuple[int, ...] | None) -> tuple[tuple[int, ...] | None, str]:
+    """The shape to run the user's model on once: --input-shape, else the source's one image input
+    (a TF1 float placeholder or Keras input of rank 4 with known sizes, NHWC -> NCHW)."""
+    if input_shape is not None:
+        return input_shape, "--input-shape"
+    found = [op.shape for op in spec.ops if op.op == "Placeholder" and op.dtype == "float32"
+             and op.shape is not None and len(op.shape) == 4 and None not in op.shape[1:]]
+    graph = spec.graph
+    if not found and graph is not None and len(graph.inputs) == 1:
+        from .sources import keras_layers
+
+        layer = next((la for la in keras_layers(graph) if la.name == graph.inputs[0].layer), None)
+        shape = (layer.config.get("batch_shape") or layer.config.get("batch_input_shape")) if layer else None
+        if isinstance(shape, list) and len(shape) == 4 and all(isinstance(v, int) for v in shape[1:]):
+            found = [tuple(shape)]
+    if len(found) != 1:
+        return None, "the source states no single image input shape (pass --input-shape)"
+    _, h, w, c = found[0]
+    return (1, c, h, w), "the source's input"
+
+
+def flatten_layouts(model: Any, ties: Ties, trace: Trace, module_of_op: dict[str, str], rules: Rules,
+                    shape: tuple[int, ...]) -> tuple[dict[str, Any], list[str]]:
+    """[layouts] entries for every Dense fed by a Flatten over NHWC, checked on the forward pass;
+    notes; and failures (a Flatten whose order the forward pass does not show)."""
+    from ..map import layouts
+
+    todo = [f for f in ties.flattens if f.dense_key not in rules.layouts]
+    if not todo:
+        return {}, [], []
+    sources = {module_of_op.get(f.source_op, "") for f in todo}
+    watched = run_traced(model, shape, capture=frozenset({f.dense for f in todo} | sources - {""}), copy=True, seed=0)
+    if isinstance(watched, str):
+        return {}, [], [f"{todo[0].dense!r}: {todo[0].what}, but {watched}; add a [layouts] rule"]
+    found, notes, failures = {}, [], []
+    for f in todo:
+        fed = flatten_shape(watched, module_of_op, f)
+        fix = (f"add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\" "
+               "(or \"dense\" if the port flattens channels-last)")
+        if fed is None or f.dense not in watched.captured:
+            failures.append(f"{f.dense!r}: {f.what}, but the forward pass does not show what the Linear reads; {fix}")
+            continue
+        flat = watched.captured[f.dense][0]
+        before = watched.captured[module_of_op[f.source_op]][1] if f.source_op else None
+        if before is None:
+            import torch
+
+            before = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+        order = flatten_order(flat, before)
+        if not order:
+            failures.append(f"{f.dense!r}: {f.what}, but the Linear's input in the forward pass is not that "
+                            f"output {list(fed)} flattened (another op in between?); {fix}")
+            continue
+        channels, spatial = fed[0], fed[1:]
+        if order == "channels_first" and any(s > 1 for s in spatial):
+            found[f.dense_key] = layouts.dense_after_flatten(tuple(spatial), channels)
+            notes.append(f"{f.dense_key}: rows reordered for a channels-first flatten of (C, H, W) = {list(fed)} "
+                         f"(evidence: {f.what}; the forward pass flattens channels-first)")
+        elif order == "channels_last":
+            notes.append(f"{f.dense_key}: plain Dense layout (evidence: {f.what}; the port flattens channels-last)")
+    return found, notes, failures
 
 
 def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, input_shape, tf_padding,
@@ -119,23 +164,60 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
     targets: list[TargetParam] = target_params(model)
     from ..layers.assemble import match_names
 
-    plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=match_names(spec))
+    aliases = match_names(spec)
+    plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=aliases)
     key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
-    eps = bn_epsilons(model, spec, key_of_var)
-    rewrites = plan_rewrites(model, spec, key_of_var, tf_padding, input_shape, rules.padding, eps)
-    _report_rewrites(report, rewrites, spec, input_shape)
+    shape, shape_from = probe_shape(spec, input_shape)
+    trace = run_traced(model, shape, copy=True) if shape is not None else None
+    failure = shape_from if trace is None else trace if isinstance(trace, str) else ""
+    trace = None if isinstance(trace, str) else trace
+    ops, flattens = source_ops(spec, key_of_var)
+    ties = tie(model, ops, flattens, trace)
+    module_of_op = {op.name: op.module for op in ops if op.module} | {op.name: m for m, op in ties.pools.items()}
+    notes: list[str] = []
+    failures: list[str] = []
+    if trace is not None:
+        extra, notes, failures = flatten_layouts(model, ties, trace, module_of_op, rules, shape)
+        if extra:  # map again with the evidence-based layouts (the user's [layouts] still win)
+            rules = dataclasses.replace(rules, layouts={**extra, **rules.layouts})
+            plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=aliases)
+    else:
+        failures += [f"{f.dense!r}: {f.what}, but the model could not be run to see its input ({failure}); "
+                     f"pass --input-shape or add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\""
+                     for f in ties.flattens if f.dense_key not in rules.layouts]
+    failures += _untied_pools(ties, rules.padding, failure)
+    report.failures += failures
+    mark_harmless(report, model, trace, failure, rebuild=lambda: build_user_model(ref))
+    same, padding_notes = same_modules(model, spec, key_of_var, tf_padding, rules.padding, ties)
+    eps, eps_notes = norm_epsilons(model, spec, key_of_var, rules.epsilon)
+    rewrites = plan_rewrites(model, same, input_shape, eps)
+    report.notes += notes + padding_notes + eps_notes
+    _report_rewrites(report, rewrites, spec, tf_padding)
     missing = tuple(e.key for e in report.by_status("missing"))
     source = render_patched(ref.path, ref.attr, rewrites, weights_name, missing)
     return plans, report, source
 
 
-def _report_rewrites(report: Report, rewrites: list[Rewrite], spec, input_shape) -> None:
+def _untied_pools(ties: Ties, overrides: dict[str, str], failure: str) -> list[str]:
+    """A SAME pool of the source that no module could be tied to would be left as the port wrote it."""
+    same = [p for p in ties.untied if p.padding == "SAME" and any(k > 1 for k in p.kernel)]
+    if not same or overrides:
+        return []
+    why = f"the model could not be run ({failure})" if failure else \
+        "no nn pool module sits at the same place in the forward pass with that kind, window and stride"
+    return [f"{len(same)} TF 'SAME' pool(s) could not be tied to a module of the PyTorch model: "
+            + ", ".join(f"{p.what} ({p.mode} {list(p.kernel)}/{list(p.stride)})" for p in same[:5])
+            + f"; {why}; name the modules in a rules [padding] section (\"path.to.pool\" = \"same\")"
+            + (" or pass --input-shape" if failure else "")]
+
+
+def _report_rewrites(report: Report, rewrites: list[Rewrite], spec, tf_padding) -> None:
     for r in rewrites:
         report.rewrites.append({"module": r.path, "kind": r.kind, "args": _jsonable(r.args), "what": r.why})
     if any(r.kind == "dynamic" or (r.kind == "pool" and r.args[3] is None) for r in rewrites):
         report.notes.append("some SAME padding is computed at run time (no --input-shape given, or not reached)")
-    if not spec.ops and not any(r.kind != "eps" for r in rewrites):
-        report.notes.append("no TF graph (.meta) and no --tf-padding: no padding rewrites were made")
+    if not spec.ops and spec.graph is None and tf_padding != "same":
+        report.notes.append("no TF graph (.meta) or Keras config and no --tf-padding: no padding rewrites were made")
 
 
 def _jsonable(value: Any) -> Any:
@@ -146,51 +228,40 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-# What the added code needs: (name, import statement, what the name must be bound to).
-_NEEDED = (
-    ("json", "import json", "json"), ("struct", "import struct", "struct"),
-    ("Path", "from pathlib import Path", "pathlib.Path"), ("torch", "import torch", "torch"),
-    ("F", "import torch.nn.functional as F", "torch.nn.functional"), ("nn", "from torch import nn", "torch.nn"),
-)
-
-
-def _missing_imports(user_source: str) -> list[str]:
-    """Imports the added code needs that the user's file does not already make (no re-imports, so
-    the patched file lints like the user's own); each carries noqa E402: it follows the user's code."""
-    import ast
-
-    bound: dict[str, str] = {}
-    for node in ast.parse(user_source).body:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    lines = [f"{stmt}  # noqa: E402" for name, stmt, target in _NEEDED if bound.get(name) != target]
-    return [*lines, ""] if lines else []
-
-
 def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name: str, missing: tuple[str, ...]) -> str:
-    """The user's file, then the rewrites and build_model/load_model, runnable without tf2torch."""
+    """A model.py that imports the user's file from where it is, applies the rewrites, and has
+    build_model/load_model; runnable without tf2torch."""
     from ..codegen.emit import literal
     from ..codegen.model_file import footer
-    from . import modules
+    from . import modules, user_module
 
-    user = path.read_text(encoding="utf-8")
+    user_file = path.resolve()
     apply_src = inspect.getsource(apply_module)
     apply_src = apply_src[apply_src.index("class TFPadBefore"):]
+    loader = inspect.getsource(user_module.load_user_module)
     table = ",\n".join(f"    ({literal(r.kind)}, {literal(r.path)}, {literal(r.args)}),  # {literal(r.why)}"
                        for r in rewrites)
-    tail = [
+    lines = [
+        f'"""The PyTorch model of {literal(str(user_file))} ({attr}), patched by tf2torch so that it computes',
+        "what the TensorFlow model computed: TF 'SAME' padding and norm epsilons, each rewrite with its evidence",
+        "in TF2TORCH_REWRITES. The state_dict keys are the model's own. Runs without tf2torch.",
+        '"""',
+        "",
+        "import importlib.util",
+        "import json",
+        "import struct",
+        "import sys",
+        "from pathlib import Path",
+        "",
+        "import torch",
+        "import torch.nn.functional as F",
+        "from torch import nn",
+        "",
+        f"USER_FILE = Path({literal(str(user_file))})  # imported from there: its sibling modules and files are found",
+        f"USER_CALLABLE = {literal(attr)}",
         "",
         "",
-        "# " + "-" * 96,
-        "# Added by tf2torch: TensorFlow 'SAME' padding and BatchNorm epsilon, so this model computes what",
-        "# the TensorFlow model computed. The state_dict keys are unchanged. Runs without tf2torch.",
-        "# " + "-" * 96,
-        *_missing_imports(user),
-        f"_tf2torch_user_callable = {attr}  # taken before any name below can shadow it",
+        loader.rstrip(),
         "",
         "",
         modules.inline_source("SamePad", "SamePool"),
@@ -202,9 +273,10 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         f"TF2TORCH_REWRITES = (\n{table}\n)" if rewrites else "TF2TORCH_REWRITES = ()",
         "",
         "",
-        "def _tf2torch_model():\n    return apply_rewrites(_tf2torch_user_callable(), TF2TORCH_REWRITES)",
+        "def _tf2torch_model():",
+        "    return apply_rewrites(getattr(load_user_module(USER_FILE), USER_CALLABLE)(), TF2TORCH_REWRITES)",
         "",
         "",
         footer("_tf2torch_model", weights_name, "The user's model with tf2torch's rewrites applied.", missing),
     ]
-    return user.rstrip() + "\n" + "\n".join(tail) + "\n"
+    return "\n".join(lines) + "\n"

@@ -1,16 +1,15 @@
-"""Where TF 'SAME' padding and BatchNorm epsilon come from, for a user's PyTorch model.
+"""Where TF 'SAME' padding and norm epsilons come from, for a user's PyTorch model: evidence only.
 
-In order: the rules file's [padding] overrides, the Keras config (``padding: "same"`` of the layer whose
-kernel a module received), the TF1 graph (``.meta``: the padding of the conv/pool op that reads the
-module's kernel variable), and ``--tf-padding same`` (every conv/pool whose padding is the symmetric
-guess (k-1)·d // 2). Pools own no variables, so only the last two can name them.
+Padding, in order of precedence: the rules file's [padding], then what the source describes (the Keras
+config of the layer whose kernel a module received; the TF1 graph's conv op that reads it; a pool tied
+by position, ``ties.py``), and only for modules the source does not describe, ``--tf-padding same``.
+Epsilon: the rules file's [epsilon], the Keras config, the graph; with none, the model keeps its own.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-TF_DEFAULT_BN_EPSILON = 1e-3  # tf.keras / tf.compat.v1.layers / tf.contrib batch_norm default
 _WINDOW_KINDS = ("Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
                  "AvgPool3d")
 
@@ -27,76 +26,128 @@ def window_kind(module: Any) -> str:
     return ""
 
 
-def _keras_layers(graph) -> list:
+def keras_layers(graph) -> list:
+    """The leaf layers of a Keras graph, nested models flattened, in saved order."""
     if graph is None:
         return []
     out = []
     for layer in graph.layers:
-        out += _keras_layers(layer.graph) if layer.graph is not None else [layer]
+        out += keras_layers(layer.graph) if layer.graph is not None else [layer]
     return out
 
 
-def _keras_same(graph, key_of_var: dict[str, str]) -> dict[str, str]:
-    """Keras sources: conv layers with padding "same" -> the module their kernel went to."""
-    found: dict[str, str] = {}
-    if graph is None:
-        return found
-    for layer in graph.layers:
-        if layer.graph is not None:
-            found.update(_keras_same(layer.graph, key_of_var))
-        elif layer.config.get("padding") == "same":
-            keys = [key_of_var[w.name] for w in layer.weights if w.name in key_of_var]
-            if keys:
-                found[keys[0].rpartition(".")[0]] = f"Keras config: {layer.class_name} {layer.name!r} padding 'same'"
+def _module_of(variables, key_of_var: dict[str, str]) -> str:
+    keys = [key_of_var[v] for v in variables if v in key_of_var]
+    return keys[0].rpartition(".")[0] if keys else ""
+
+
+def described_padding(spec, key_of_var: dict[str, str], ties) -> dict[str, tuple[str, str]]:
+    """module path -> (TF padding "SAME"/"VALID", the evidence) for every window module the source
+    describes: Keras conv/pool configs, TF graph conv ops (by the kernel they read), tied pools."""
+    found: dict[str, tuple[str, str]] = {}
+    for layer in keras_layers(spec.graph):
+        padding = layer.config.get("padding")
+        module = _module_of((w.name for w in layer.weights), key_of_var)
+        if module and padding in ("same", "valid"):
+            found[module] = (padding.upper(), f"Keras config: {layer.class_name} {layer.name!r} padding {padding!r}")
+    for op in spec.ops:
+        module = _module_of(op.variables, key_of_var)
+        if module and op.padding in ("SAME", "VALID"):
+            found[module] = (op.padding, f"TF graph: {op.op} {op.name!r} padding {op.padding}")
+    for module, op in ties.pools.items():
+        found[module] = (op.padding, f"{op.what} padding {op.padding}, tied by position in the forward pass")
     return found
 
 
 def same_modules(model: Any, spec, key_of_var: dict[str, str], tf_padding: str | None,
-                  overrides: dict[str, str]) -> dict[str, str]:
-    """module path -> why it is a port of TF SAME."""
-    found: dict[str, str] = _keras_same(spec.graph, key_of_var)
-    spec_ops = spec.ops
-    for op in spec_ops:
-        if op.padding == "SAME":
-            keys = [key_of_var[v] for v in op.variables if v in key_of_var]
-            if keys:  # the module whose weight is the op's kernel variable
-                found[keys[0].rpartition(".")[0]] = f"TF graph: {op.op} {op.name!r} padding SAME"
+                 overrides: dict[str, str], ties) -> tuple[dict[str, str], list[str]]:
+    """module path -> why it is a port of TF SAME; and notes on what --tf-padding did and did not do.
+
+    The source wins: ``--tf-padding same`` only fills conv/pool modules the source does not describe
+    (TF-slim's ``conv2d_same`` pads explicitly, then runs a VALID conv: the port's symmetric padding is
+    already right there), and the rules file's [padding] wins over both.
+    """
+    described = described_padding(spec, key_of_var, ties)
+    found = {m: why for m, (padding, why) in described.items() if padding == "SAME"}
+    filled, kept = [], []
     for path, module in model.named_modules():
         kind = window_kind(module)
-        if not kind or path in found or isinstance(module.padding, str):
+        if not kind or isinstance(module.padding, str) or tf_padding != "same":
             continue
         n = int(kind[-2])
         k, d = per_dim(module.kernel_size, n), per_dim(getattr(module, "dilation", 1), n)
         guess = tuple((ki - 1) * di // 2 for ki, di in zip(k, d))
-        if tf_padding == "same" and per_dim(module.padding, n) == guess and any(guess):
-            found[path] = "--tf-padding same: padding is the symmetric 'same' guess"
+        if per_dim(module.padding, n) != guess or not any(guess):
+            continue
+        if path in described:
+            if described[path][0] == "VALID":
+                kept.append(path)
+        else:
+            found[path] = "--tf-padding same: padding is the symmetric 'same' guess (the source does not describe it)"
+            filled.append(path)
     for path, value in overrides.items():
         if value == "same":
             found[path] = "rules file [padding]"
         else:
             found.pop(path, None)
-    return found
+    notes = []
+    if filled:
+        notes.append(f"--tf-padding same applied to {len(filled)} module(s) the source does not describe: "
+                     + ", ".join(filled))
+    if kept:
+        notes.append(f"--tf-padding same left {len(kept)} module(s) alone that the source says are VALID "
+                     "(explicit pads before a VALID op, as TF-slim's conv2d_same): " + ", ".join(kept))
+    return found, notes
 
 
-def bn_epsilons(model: Any, spec, key_of_var: dict[str, str]) -> dict[str, float]:
-    """TF's epsilon for every BatchNorm that received weights: from the graph, else TF's default."""
-    from_graph: dict[str, float] = {}
-    for layer in _keras_layers(spec.graph):  # Keras sources: the layer's own epsilon
+def _is_norm(module: Any) -> str:
+    """"BatchNorm" / "LayerNorm" / "GroupNorm" for torch norm modules with an ``eps``, else ""."""
+    for cls in type(module).__mro__:
+        if cls.__module__.startswith("torch.nn.modules"):
+            for kind in ("_BatchNorm", "_NormBase", "BatchNorm", "LayerNorm", "GroupNorm"):
+                if cls.__name__.startswith(kind):
+                    return "LayerNorm" if kind == "LayerNorm" else "GroupNorm" if kind == "GroupNorm" else "BatchNorm"
+    return ""
+
+
+def norm_epsilons(model: Any, spec, key_of_var: dict[str, str], overrides: dict[str, float]
+                  ) -> tuple[dict[str, tuple[float, str]], list[str]]:
+    """Epsilon for every norm module that received weights, only from evidence: the rules file's
+    [epsilon], the Keras layer's config, the graph's FusedBatchNorm ``epsilon`` attribute or the Const an
+    unfused batch norm adds to its variance. Returns path -> (epsilon, evidence) where it differs from
+    the module's own value, and a note per group of modules with no evidence (they keep their own)."""
+    evidence: dict[str, tuple[float, str]] = {}
+    for layer in keras_layers(spec.graph):
         eps = layer.config.get("epsilon")
-        if layer.class_name == "BatchNormalization" and isinstance(eps, (int, float)) and not isinstance(eps, bool):
-            for w in layer.weights:
-                if w.name in key_of_var:
-                    from_graph[key_of_var[w.name].rpartition(".")[0]] = float(eps)
+        if layer.class_name in _KERAS_NORMS and isinstance(eps, (int, float)) and not isinstance(eps, bool):
+            module = _module_of((w.name for w in layer.weights), key_of_var)
+            if module:
+                evidence[module] = (float(eps), f"Keras config: {layer.class_name} {layer.name!r} epsilon {eps:g}")
     for op in spec.ops:
-        if op.epsilon is not None:
-            for var in op.variables:
-                key = key_of_var.get(var)
-                if key:  # the attr is a float32: its shortest repr (0.001, not 0.0010000000474974513)
-                    from_graph[key.rpartition(".")[0]] = float(f"{op.epsilon:.7g}")
+        module = _module_of(op.variables, key_of_var) if op.epsilon is not None else ""
+        if module:  # the attr is a float32: its shortest repr (0.001, not 0.0010000000474974513)
+            eps = float(f"{op.epsilon:.7g}")
+            evidence[module] = (eps, f"TF graph: {op.op} {op.name!r} epsilon {eps:g}")
+    for path, eps in overrides.items():
+        evidence[path] = (eps, f"rules file [epsilon] {eps:g}")
     mapped_modules = {k.rpartition(".")[0] for k in key_of_var.values()}
-    result = {}
+    result: dict[str, tuple[float, str]] = {}
+    no_evidence: dict[float, list[str]] = {}
     for path, module in model.named_modules():
-        if any(c.__name__.startswith("_BatchNorm") or c.__name__.startswith("BatchNorm") for c in type(module).__mro__) \
-                and path in mapped_modules:
-            result[path] = from_graph.get(path, TF_DEFAULT_BN_EPSILON)
-    return result
+        if not _is_norm(module) or path not in mapped_modules:
+            continue
+        if path in evidence:
+            if float(module.eps) != evidence[path][0]:
+                result[path] = evidence[path]
+        else:
+            no_evidence.setdefault(float(module.eps), []).append(path)
+    notes = [f"epsilon: no evidence in the source for {len(paths)} norm module(s) ({_few(paths)}); "
+             f"kept the model's {eps:g} (a rules file [epsilon] section sets it)" for eps, paths in no_evidence.items()]
+    return result, notes
+
+
+_KERAS_NORMS = ("BatchNormalization", "LayerNormalization", "GroupNormalization", "SyncBatchNormalization")
+
+
+def _few(items: list[str], n: int = 3) -> str:
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")

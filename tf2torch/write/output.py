@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..map.account import Report
-from .atomic import staged_output
+from .atomic import atomic_write_file, staged_output
 from .plan import TensorPlan
 
 
@@ -50,3 +50,23 @@ def write_outputs(out_dir: Path, plans: list[TensorPlan], report: Report, model_
 
         (staging / "report.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return files
+
+
+FAILED_SUFFIX = ".failed-report.json"
+
+
+def failed_report_path(out_dir: Path) -> Path:
+    """Where a failed conversion's report goes without --report: beside OUTDIR, never inside it (a
+    failed run leaves no OUTDIR), named after it so that the next failed run replaces it."""
+    return out_dir.parent / f"{out_dir.name}{FAILED_SUFFIX}"
+
+
+def write_report_file(path: Path, report: Report, *, failed: bool, force: bool = False) -> None:
+    """report.json alone (--report PATH, or a failed run's report), all or nothing. Our own
+    ``*.failed-report.json`` is replaced; any other existing file only with ``force``."""
+    import json
+
+    data = {**report.to_json(), "failed": failed}
+    replace = force or (path.name.endswith(FAILED_SUFFIX) and path.is_file())
+    with atomic_write_file(path, force=replace) as staging:
+        staging.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,1 @@
+"""TF graphs (GraphDef, .meta): data-flow evidence read without TensorFlow."""
