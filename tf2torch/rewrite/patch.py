@@ -130,6 +130,8 @@ def flatten_layouts(model: Any, ties: Ties, trace: Trace, module_of_op: dict[str
         fed = flatten_shape(watched, module_of_op, f)
         fix = (f"add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\" "
                "(or \"dense\" if the port flattens channels-last)")
+        if fed is not None and len(fed) == 1:
+            continue  # a Flatten of (N, features) changes nothing
         if fed is None or f.dense not in watched.captured:
             failures.append(f"{f.dense!r}: {f.what}, but the forward pass does not show what the Linear reads; {fix}")
             continue

@@ -91,7 +91,44 @@ def source_ops(spec: Any, key_of_var: dict[str, str]) -> tuple[list[SourceOp], l
                                 padding=str(cfg.get("padding", "valid")).upper()))
         elif module_of(w.name for w in layer.weights):
             ops.append(SourceOp(layer.name, what, module=module_of(w.name for w in layer.weights)))
+    flattens += _keras_flattens(spec.graph, key_of_var)
     return ops, flattens
+
+
+# Keras layers that keep their input's layout and own no weights: a Flatten's input is looked for
+# behind them (Conv -> ReLU -> Dropout -> Flatten -> Dense).
+_KERAS_PASS = frozenset({"Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "Softmax", "Dropout", "SpatialDropout1D",
+                         "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise", "GaussianDropout", "AlphaDropout",
+                         "ActivityRegularization"})
+
+
+def _keras_flattens(graph: Any, key_of_var: dict[str, str]) -> list[Flatten]:
+    """Dense layers whose input is a channels-last Flatten of a 4-D/5-D tensor, in a Keras config."""
+    if graph is None:
+        return []
+    found = []
+    by_name = {layer.name: layer for layer in graph.layers}
+
+    def feeder(layer: Any) -> Any:
+        inputs = layer.calls[0].inputs if layer.calls else ()
+        return by_name.get(inputs[0].layer) if len(inputs) == 1 else None
+
+    for layer in graph.layers:
+        if layer.graph is not None:
+            found += _keras_flattens(layer.graph, key_of_var)
+        kernel = next((key_of_var[w.name] for w in layer.weights if w.name in key_of_var), "")
+        flat = feeder(layer) if layer.class_name == "Dense" and kernel else None
+        if flat is None or flat.class_name != "Flatten" or flat.config.get("data_format") == "channels_first":
+            continue
+        source, steps = feeder(flat), 0
+        while source is not None and source.class_name in _KERAS_PASS and steps < 64:
+            source, steps = feeder(source), steps + 1
+        if source is None:
+            continue
+        name = "" if source.class_name == "InputLayer" else source.name
+        found.append(Flatten(kernel.rpartition(".")[0], kernel, name,
+                             f"Keras config: Dense {layer.name!r} reads Flatten {flat.name!r} of {source.name!r}"))
+    return found
 
 
 def _neighbours(seq: list[tuple[str, bool]]) -> dict[int, tuple[str, str]]:
@@ -168,7 +205,7 @@ def flatten_shape(trace: Any, module_of_op: dict[str, str], flat: Flatten) -> tu
     else:
         module = module_of_op.get(flat.source_op)
         shape = trace.out_shapes.get(module) if module else None
-    return tuple(shape[1:]) if shape and len(shape) >= 3 else None
+    return tuple(shape[1:]) if shape and len(shape) >= 2 else None
 
 
 def features(shape: tuple[int, ...]) -> int:
