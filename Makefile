@@ -1,5 +1,5 @@
 # Two commands on a fresh machine: `make demo` (convert a shipped fixture) and `make test`.
-# Each creates .venv and installs what it needs. Torch: the CPU wheel is installed first, so the
+# Each creates .venv and installs what it needs (the tf, dev and test extras). Torch: the CPU wheel is installed first, so the
 # range declared in pyproject.toml is already met and pip never fetches a multi-GB CUDA build.
 
 PYTHON ?= python3
@@ -15,7 +15,7 @@ DEMO_OUT ?= demo-out
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install "$(TORCH)"
-	$(PIP) install -e '.[tf,dev]'
+	$(PIP) install -e '.[tf,dev,test]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -147,6 +147,14 @@ TABLE: dict[str, Layout] = {
     ),
     # PReLU alpha shared over the spatial axes is stored (1, …, 1, C); torch's PReLU wants (C,).
     "flatten_to_1d": Layout("flatten_to_1d", "(…) -> (N,)", (_reshape(lambda s: (math.prod(s),)),)),
+    # Hugging Face's TF Conv1D (GPT-2) keeps its bias as a (1, n) row; the torch twin's is (n,).
+    "squeeze_row": Layout("squeeze_row", "(1, N) -> (N,)", (_reshape(lambda s: s[1:] if s[:1] == (1,) else s),)),
+    # A 1x1 conv kernel (slim's "logits" conv, a conv "fc") onto an nn.Linear: (1, 1, in, out) -> (out, in).
+    "conv1x1_dense": Layout("conv1x1_dense", "(1, 1, in, out) -> (out, in)",
+                            (_reshape(lambda s: s[-2:] if all(d == 1 for d in s[:-2]) else s), _perm(1, 0))),
+    # Weight norm's magnitude g: HF TF keeps it (K, 1, 1) for a (O, I, K) direction whose norm is taken
+    # over the kernel axis; torch's parametrizations keep (1, 1, K): the same numbers, axes reversed.
+    "weight_norm_g": Layout("weight_norm_g", "(K, 1, 1) -> (1, 1, K)", (_perm(2, 1, 0),)),
 }
 
 

@@ -53,10 +53,18 @@ def layout_for(target: TargetParam, source: Variable, rules: Rules = NO_RULES) -
         return rules.layouts[target.key]
     leaf = target.key.rsplit(".", 1)[-1]
     kind, rank = target.module_type, len(source.shape)
+    if leaf in ("original0", "weight_g") and rank == 3 and source.shape[::-1] == target.shape \
+            and source.shape != target.shape:
+        return layouts.TABLE["weight_norm_g"]
     if leaf != "weight":
+        # a (1, n) row onto an (n,) vector: the same numbers (HF TF Conv1D biases)
+        if rank == 2 and source.shape[0] == 1 and tuple(target.shape) == source.shape[1:]:
+            return layouts.TABLE["squeeze_row"]
         return layouts.IDENTITY
     if kind == "Linear" and rank == 2:
         return layouts.TABLE["dense"]
+    if kind == "Linear" and rank == 4 and source.shape[:2] == (1, 1):
+        return layouts.TABLE["conv1x1_dense"]
     if kind.startswith("ConvTranspose") and kind[-2:] in ("1d", "2d", "3d"):
         return layouts.TABLE[f"conv{kind[-2:]}_transpose"]
     if kind in ("Conv1d", "Conv2d", "Conv3d"):
@@ -80,10 +88,31 @@ def _is_suffix(short: tuple, long: tuple) -> bool:
     return len(short) < len(long) and long[len(long) - len(short):] == short
 
 
+class _Pending:
+    """Sources still to place and targets still open, with their canonical forms."""
+
+    def __init__(self, sources: list[Variable], canon: dict[str, list[Canonical]], targets: dict[str, TargetParam]):
+        self.sources = sources
+        self.canon = canon
+        self.targets = targets
+        self.t_canon = {k: canonical_torch(k) for k in targets}
+
+    def by_leaf(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for key, c in self.t_canon.items():
+            if key in self.targets:
+                out[c.leaf].append(key)
+        return out
+
+
 def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Rules = NO_RULES,
           name_of: Callable[[Variable], str] | None = None) -> MatchResult:
     """Match ``sources`` to ``targets``; ``name_of`` gives the name to match by (default: the variable's
-    name), e.g. ``conv1/weight`` for a Keras 3 weight stored as ``layers/conv2d/vars/0``."""
+    name), e.g. ``conv1/weight`` for a Keras 3 weight stored as ``layers/conv2d/vars/0``.
+
+    Passes, each taking only pairs that are unique both ways: equal canonical names (literal, then
+    with word order ignored), then the longest suffix (one name's path ends with the other's; the pair
+    must be each other's single longest), then a unique (leaf, shape)."""
     result = MatchResult()
     name_of = name_of or (lambda v: v.name)
     open_targets = {t.key: t for t in targets}
@@ -106,44 +135,100 @@ def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Ru
         else:
             take(src, open_targets[pair], "pair")
 
-    canon: dict[str, Canonical] = {}
+    canon: dict[str, list[Canonical]] = {}
     for src in pending:
-        c = canonical_tf(rules.rename(name_of(src)))
-        if c is None:
-            result.unmatched[src.name] = "its leaf name is not in the vocabulary (add a [pairs] rule)"
+        forms = canonical_tf(rules.rename(name_of(src)))
+        if not forms:
+            result.unmatched[src.name] = "its name has no component to match (add a [pairs] rule)"
         else:
-            canon[src.name] = c
+            canon[src.name] = forms
     pending = [s for s in pending if s.name in canon]
-
+    state = _Pending(pending, canon, open_targets)
     reasons: dict[str, str] = {}
 
-    def unique_pass(how: str, related) -> None:
+    def accept(pairs: dict[str, str], how: str) -> None:
         nonlocal pending
-        t_canon = {k: canonical_torch(k) for k in open_targets}
-        cands = {s.name: [k for k, tc in t_canon.items() if related(canon[s.name], tc, s, open_targets[k])]
-                 for s in pending}
-        claimed: dict[str, list[str]] = defaultdict(list)
-        for name, keys in cands.items():
-            for k in keys:
-                claimed[k].append(name)
-        left = []
-        for src in pending:
-            keys = cands[src.name]
-            if len(keys) == 1 and claimed[keys[0]] == [src.name]:
-                take(src, open_targets[keys[0]], how)
-            else:
-                left.append(src)
-                if len(keys) > 1:
-                    reasons[src.name] = f"ambiguous: {', '.join(sorted(keys)[:4])} all fit; add a [pairs] rule"
-                elif keys:
-                    reasons[src.name] = f"ambiguous: {keys[0]} also fits {', '.join(claimed[keys[0]][:3])}"
-        pending = left
+        by_name = {s.name: s for s in pending}
+        for name, key in pairs.items():
+            take(by_name[name], open_targets[key], how)
+        pending = [s for s in pending if s.name not in pairs]
 
-    unique_pass("name", lambda sc, tc, s, t: sc == tc)
-    unique_pass("suffix", lambda sc, tc, s, t: sc.leaf == tc.leaf and
-                (_is_suffix(sc.path, tc.path) or _is_suffix(tc.path, sc.path)))
-    unique_pass("shape", lambda sc, tc, s, t: sc.leaf == tc.leaf and _fits(s, t, rules) == t.shape)
+    def equal_pass(how: str, loose: bool) -> None:
+        index: dict[Canonical, list[str]] = defaultdict(list)
+        for key in open_targets:
+            c = state.t_canon[key]
+            index[c.loose() if loose else c].append(key)
+        cands = {}
+        for src in pending:
+            keys: list[str] = []
+            for form in canon[src.name]:
+                keys += [k for k in index.get(form.loose() if loose else form, []) if k not in keys]
+                if keys:
+                    break  # the most literal form that meets anything decides
+            cands[src.name] = keys
+        accept(_unique_both_ways(cands, reasons), how)
+
+    def suffix_pass() -> None:
+        while True:
+            leafs = state.by_leaf()
+            scores: dict[str, dict[str, int]] = {}
+            for src in pending:
+                found: dict[str, int] = {}
+                for form in (f.loose() for f in canon[src.name]):
+                    for key in leafs.get(form.leaf, ()):
+                        t = state.t_canon[key].loose().path
+                        if _is_suffix(t, form.path) or _is_suffix(form.path, t):
+                            found[key] = max(found.get(key, -1), min(len(t), len(form.path)))
+                if found:
+                    scores[src.name] = found
+            best_of_target: dict[str, list[tuple[int, str]]] = defaultdict(list)
+            for name, found in scores.items():
+                for key, score in found.items():
+                    best_of_target[key].append((score, name))
+            taken: dict[str, str] = {}
+            for name, found in scores.items():
+                top = max(found.values())
+                keys = [k for k, v in found.items() if v == top]
+                if len(keys) != 1:
+                    reasons[name] = f"ambiguous: {', '.join(sorted(keys)[:4])} all fit equally; add a [pairs] rule"
+                    continue
+                rivals = [n for v, n in best_of_target[keys[0]] if v >= top and n != name]
+                if rivals:
+                    reasons[name] = f"ambiguous: {keys[0]} also fits {', '.join(rivals[:3])}"
+                    continue
+                taken[name] = keys[0]
+            if not taken:
+                return
+            accept(taken, "suffix")
+
+    def shape_pass() -> None:
+        leafs = state.by_leaf()
+        cands = {src.name: [k for k in leafs.get(canon[src.name][0].leaf, ())
+                            if _fits(src, open_targets[k], rules) == open_targets[k].shape] for src in pending}
+        accept(_unique_both_ways(cands, reasons), "shape")
+
+    equal_pass("name", loose=False)
+    equal_pass("name", loose=True)
+    suffix_pass()
+    shape_pass()
     for src in pending:
         result.unmatched[src.name] = reasons.get(src.name, "no state_dict key matches its name or shape")
     result.missing = sorted(open_targets.values(), key=lambda t: t.key)
     return result
+
+
+def _unique_both_ways(cands: dict[str, list[str]], reasons: dict[str, str]) -> dict[str, str]:
+    """source -> target where the source has one candidate and no other source claims it."""
+    claimed: dict[str, list[str]] = defaultdict(list)
+    for name, keys in cands.items():
+        for k in keys:
+            claimed[k].append(name)
+    taken = {}
+    for name, keys in cands.items():
+        if len(keys) == 1 and claimed[keys[0]] == [name]:
+            taken[name] = keys[0]
+        elif len(keys) > 1:
+            reasons[name] = f"ambiguous: {', '.join(sorted(keys)[:4])} all fit; add a [pairs] rule"
+        elif keys:
+            reasons[name] = f"ambiguous: {keys[0]} also fits {', '.join(claimed[keys[0]][:3])}"
+    return taken

@@ -2,8 +2,9 @@
 
 TF names are scopes joined by "/" (``block2.layer.0/shortcut_conv/DW``); PyTorch keys are module paths
 joined by "." (``block2.layer.0.convShortcut.weight``). Both are reduced to a *canonical* form: a tuple of
-path components, each a sorted tuple of lower-case word tokens, plus the PyTorch leaf name the TF leaf
-means. ``shortcut_conv`` and ``convShortcut`` both become ``("conv", "shortcut")``.
+path components, each a tuple of lower-case word tokens (a trailing index its own component), plus the
+PyTorch leaf name the TF leaf means. ``shortcut_conv`` and ``convShortcut`` meet in the loose form
+(``Canonical.loose``: word order ignored), ``layer_._0`` and ``layer.0`` in both.
 """
 
 from __future__ import annotations
@@ -48,19 +49,42 @@ _SUFFIX = re.compile(r":\d+$")  # Keras 2 / TF tensor names end in ":0"
 
 Component = tuple[str, ...]
 
+# TF leaves that are a weight-normalised layer's magnitude / direction: torch's old weight_norm names
+# them weight_g / weight_v, its parametrizations API "parametrizations.weight.original0" / "original1".
+WEIGHT_NORM = {"weight_g": "original0", "weight_v": "original1"}
+
 
 @dataclass(frozen=True)
 class Canonical:
-    path: tuple[Component, ...]  # module path, one sorted token tuple per component
-    leaf: str  # PyTorch-side parameter name ("weight", "bias", "running_mean", ...)
+    path: tuple[Component, ...]  # module path: ordered lower-case tokens per component
+    leaf: str  # PyTorch-side parameter name ("weight", "bias", "running_mean", "cls_token", ...)
+
+    def loose(self) -> Canonical:
+        """Word order within a component ignored: ``shortcut_conv`` meets ``convShortcut``."""
+        return Canonical(tuple(tuple(sorted(c)) for c in self.path), self.leaf)
 
     def __str__(self) -> str:
         return ".".join("_".join(c) for c in self.path) + f":{self.leaf}"
 
 
 def tokens(component: str) -> Component:
-    """``convShortcut`` / ``shortcut_conv`` / ``Shortcut-Conv`` -> ("conv", "shortcut")."""
+    """``convShortcut`` / ``shortcut_conv`` / ``Shortcut-Conv`` -> ("conv", "shortcut") (sorted)."""
     return tuple(sorted(t.lower() for t in _TOKEN.findall(component)))
+
+
+def components(part: str) -> list[Component]:
+    """One name component as canonical components: ordered word tokens, a trailing index split off so
+    that TF's list entries meet PyTorch's (``layer_0``, ``layer_._0``, ``h_0``, ``layer_with_weights-3``,
+    ``conv1`` -> ("layer",), ("0",) ...; torch's ``layer.0`` already is two components). Order is kept:
+    ``Conv2d_0b_1x3`` and ``Conv2d_0b_3x1`` stay different."""
+    found = [t.lower() for t in _TOKEN.findall(part)]
+    if len(found) > 1 and found[-1].isdigit():
+        return [tuple(found[:-1]), (found[-1],)]
+    return [tuple(found)] if found else []
+
+
+def _path(parts: list[str]) -> tuple[Component, ...]:
+    return tuple(c for p in parts for c in components(p))
 
 
 def split_tf(name: str) -> list[str]:
@@ -74,24 +98,35 @@ def leaf_name(tf_leaf: str) -> str | None:
     return LEAF_VOCABULARY.get(tf_leaf.lower())
 
 
-def canonical_tf(name: str) -> Canonical | None:
-    """Canonical form of a TF variable name; None when its leaf is not in the vocabulary."""
+def canonical_tf(name: str) -> list[Canonical]:
+    """The canonical forms a TF variable name can meet a state_dict key in, most literal first.
+
+    A vocabulary leaf (``kernel`` -> ``weight``) gives one form. A weight-norm leaf gives torch's two
+    spellings. Any other leaf is taken as the parameter's own name (``cls_token``, ``position_embeddings``,
+    ``relative_position_bias_table``, ``masked_spec_embed``) or as a module holding a ``weight`` (Google
+    BERT's ``bert/embeddings/word_embeddings`` is ``embeddings.word_embeddings.weight``).
+    """
     parts = split_tf(name)
     if not parts:
-        return None
-    leaf = leaf_name(parts[-1])
-    if leaf is None:
-        return None
+        return []
     scopes = [p for p in parts[:-1] if tokens(p) and "".join(tokens(p)) not in WRAPPER_SCOPES]
-    # A scope named after the parameter (`conv1.weight/DW`): the scope already says what the leaf says.
-    if scopes and tokens(scopes[-1]) == (leaf,):
-        scopes.pop()
-    return Canonical(tuple(tokens(p) for p in scopes), leaf)
+    raw = parts[-1].lower()
+    leaf = leaf_name(raw)
+    if leaf is not None:
+        path = _path(scopes)
+        # A scope named after the parameter (`conv1.weight/DW`): the scope already says what the leaf says.
+        if path and path[-1] == (leaf,):
+            path = path[:-1]
+        return [Canonical(path, leaf)]
+    path = _path(scopes)
+    if raw in WEIGHT_NORM:
+        return [Canonical(path, raw), Canonical((*path, ("parametrizations",), ("weight",)), WEIGHT_NORM[raw])]
+    return [Canonical(path, raw), Canonical((*path, *_path([parts[-1]])), "weight")]
 
 
 def canonical_torch(key: str) -> Canonical:
     parts = key.split(".")
-    return Canonical(tuple(tokens(p) for p in parts[:-1]), parts[-1])
+    return Canonical(_path(parts[:-1]), parts[-1].lower())
 
 
 def bare_key(name: str, keep_names: bool = False) -> str:

@@ -21,7 +21,7 @@ from .layouts import Layout
 from .match import TargetParam, layout_for, match
 from .names import bare_key, split_tf
 from .rules import NO_RULES, Rules
-from .select import select
+from .select import drop_copies, select
 
 
 def plan_tensor(key: str, var: Variable, layout: Layout, dtype: DType | None = None) -> TensorPlan:
@@ -53,7 +53,8 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
     ``aliases`` (source name -> name to match by) lets positional Keras 3 weights match by meaning."""
     report = Report(source=str(spec.path), format=spec.format.value, mode="model")
     candidates, skipped = select(spec.variables, ema=ema, rules=rules)
-    for entry in skipped:
+    candidates, copies = drop_copies(candidates)
+    for entry in skipped + copies:
         report.add(entry)
     # torch's BatchNorm counts batches; TF keeps no such counter, so it starts at 0 (only used when
     # momentum=None during training).

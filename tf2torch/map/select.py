@@ -42,3 +42,33 @@ def select(variables: tuple[Variable, ...], ema: bool = False, rules: Rules = NO
         else:
             chosen.append(var)
     return chosen, skipped
+
+
+def drop_copies(candidates: list[Variable]) -> tuple[list[Variable], list[Entry]]:
+    """One tensor saved under several names (T5's shared embedding in three h5 groups, under
+    ``shared/``, ``encoder/`` and ``decoder/``) is one source: variables whose names differ only in
+    their first scope, of one shape and dtype, with equal values, count once (the first in sorted
+    order stays; the others are skipped as copies). Equal values alone are no evidence (every fresh
+    LayerNorm gamma is ones), so only such name groups are read, which costs nothing elsewhere."""
+    import numpy as np
+
+    groups: dict[tuple, list[Variable]] = {}
+    for var in candidates:
+        parts = var.name.split("/")
+        if len(parts) > 1:
+            groups.setdefault((var.shape, var.dtype.name, tuple(parts[1:])), []).append(var)
+    dropped: dict[str, str] = {}
+    for group in groups.values():
+        if len(group) < 2 or len(group) > 8 or not group[0].nbytes:  # copies come in a few, not dozens
+            continue
+        group = sorted(group, key=lambda v: v.name)
+        values = [v.read() for v in group]
+        for i, var in enumerate(group[1:], 1):
+            keeper = next((group[j] for j in range(i) if group[j].name not in dropped
+                           and np.array_equal(values[j], values[i])), None)
+            if keeper is not None:
+                dropped[var.name] = keeper.name
+    kept = [v for v in candidates if v.name not in dropped]
+    skipped = [_skip(v, f"a copy of {dropped[v.name]!r} (the same values saved under another name)")
+               for v in candidates if v.name in dropped]
+    return kept, skipped

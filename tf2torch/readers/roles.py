@@ -4,6 +4,7 @@ TF1 names carry their purpose by convention only:
 
 * ``slot_creator`` names an optimizer slot ``<variable>/<optimizer name>``, and its second slot
   ``<variable>/<optimizer name>_1`` (Adam m/v, RMSProp rms/momentum, Ftrl accum/linear, ...);
+* google-research BERT's AdamWeightDecayOptimizer: ``<variable>/adam_m``, ``<variable>/adam_v``;
 * Adam and AdaMax keep ``beta1_power`` / ``beta2_power`` (``_1``, ``_2``... with several optimizers);
 * ``ExponentialMovingAverage.apply`` names a shadow ``<variable>/ExponentialMovingAverage`` (its
   zero-debias helpers live below that: ``.../biased``, ``.../local_step``);
@@ -26,6 +27,9 @@ OPTIMIZERS = (
 _OPT = "|".join(OPTIMIZERS)
 _SLOT = re.compile(rf"^(?P<var>.+)/(?P<opt>{_OPT})(?:_(?P<n>\d+))?$")
 _POWER = re.compile(r"(^|/)beta[12]_power(_\d+)?$")
+# google-research BERT / ALBERT / ELECTRA's AdamWeightDecayOptimizer names its slots "<var>/adam_m" and
+# "<var>/adam_v" (optimization.py: `name=param_name + "/adam_m"`), not by the optimizer's name.
+_ADAM_MV = re.compile(r"^(?P<var>.+)/adam_(?P<slot>[mv])$")
 _KERAS_OPT = re.compile(rf"^(training/)?({_OPT}|optimizer)(_\d+)?/")
 _EMA = re.compile(r"(^|/)ExponentialMovingAverage(_\d+)?(/|$)")
 # Counters and RNG state: Keras 3 layers with randomness (Dropout, RandomFlip...) own a SeedGenerator
@@ -53,6 +57,9 @@ def classify_tf1(name: str) -> tuple[Role, str]:
         return Role.EMA, f"ExponentialMovingAverage shadow of {name[:ema.start()] or name}"
     if _POWER.search(name):
         return Role.OPTIMIZER, "Adam beta power accumulator (optimizer state)"
+    mv = _ADAM_MV.match(name)
+    if mv:
+        return Role.OPTIMIZER, f"AdamWeightDecay slot {mv['slot']!r} of {mv['var']} (google-research BERT style)"
     slot = _SLOT.match(name)
     if slot:
         opt, index = slot["opt"], int(slot["n"] or 0)
