@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..spec import Variable
 from . import layouts
 from .layouts import Layout
-from .names import Canonical, canonical_tf, canonical_torch
+from .names import OUT_IN_KERNELS, Canonical, canonical_tf, canonical_torch, split_tf
 from .rules import NO_RULES, Rules
 
 Shape = tuple[int, ...]
@@ -62,7 +62,8 @@ def layout_for(target: TargetParam, source: Variable, rules: Rules = NO_RULES) -
             return layouts.TABLE["squeeze_row"]
         return layouts.IDENTITY
     if kind == "Linear" and rank == 2:
-        return layouts.TABLE["dense"]
+        stored_out_in = split_tf(source.name)[-1].lower() in OUT_IN_KERNELS if split_tf(source.name) else False
+        return layouts.IDENTITY if stored_out_in else layouts.TABLE["dense"]
     if kind == "Linear" and rank == 4 and source.shape[:2] == (1, 1):
         return layouts.TABLE["conv1x1_dense"]
     if kind.startswith("ConvTranspose") and kind[-2:] in ("1d", "2d", "3d"):

@@ -38,7 +38,15 @@ LEAF_VOCABULARY: dict[str, str] = {
     "running_mean": "running_mean",  # already PyTorch's names (e.g. a Keras weight named by its converter)
     "running_var": "running_var",
     "alpha": "weight",  # PReLU
+    # google-research BERT's output layers (run_pretraining.py, run_classifier.py): a bare variable
+    # pair, not a Dense; "output_weights" is stored (out, in), see OUT_IN_KERNELS.
+    "output_weights": "weight",
+    "output_bias": "bias",
 }
+
+# Kernels stored (out, in) and read with ``tf.matmul(x, w, transpose_b=True)``: already torch's Linear
+# layout, so they are not transposed.
+OUT_IN_KERNELS = frozenset({"output_weights"})
 
 # Scopes that only wrap a layer's variables and have no PyTorch module of their own
 # (tf.contrib / slim batch_norm puts gamma/beta under "<layer>/BatchNorm/").

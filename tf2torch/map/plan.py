@@ -19,7 +19,7 @@ from . import layouts
 from .account import Entry, Report
 from .layouts import Layout
 from .match import TargetParam, layout_for, match
-from .names import bare_key, split_tf
+from .names import OUT_IN_KERNELS, bare_key, split_tf
 from .rules import NO_RULES, Rules
 from .select import drop_copies, select
 
@@ -105,6 +105,8 @@ def bare_layout(var: Variable, key: str, no_transpose: bool) -> Layout:
     if leaf == "weight" and len(var.shape) in (3, 4) and "depthwise" in split_tf(var.name)[-1].lower():
         return layouts.TABLE["depthwise1d" if len(var.shape) == 3 else "depthwise2d"]
     if leaf == "weight" and split_tf(var.name)[-1].lower() in ("embeddings", "embedding"):  # (vocab, dim) as is
+        return layouts.IDENTITY
+    if split_tf(var.name)[-1].lower() in OUT_IN_KERNELS:  # stored (out, in) already (Google BERT heads)
         return layouts.IDENTITY
     return layouts.get(layouts.guess_for_rank(len(var.shape), leaf))
 
