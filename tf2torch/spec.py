@@ -134,6 +134,9 @@ class ModelSpec:
     graph: GraphSpec | None = None
     ops: tuple[OpSpec, ...] = ()
     notes: tuple[str, ...] = ()
+    # Checkpoint names in creation order (a TF1 graph's variable nodes), when the source records it;
+    # a TF1 bundle's own order is sorted by name, which says nothing about the network.
+    variable_order: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[Variable]:
         return iter(self.variables)

@@ -1,4 +1,5 @@
-"""Hugging Face TF models onto their own PyTorch twins, from ``tf_model.h5`` (``save_pretrained``), with
+"""Hugging Face TF models onto their own PyTorch twins, from ``tf_model.h5`` (``save_pretrained``) and from
+a ``tf.train.Checkpoint`` (object-graph names, e.g. ``model/bert/encoder/layer/0/attention/dense_output``), with
 no rules and no flags beyond ``--model``: the port is the user's two lines (``AutoConfig`` from the saved
 config, the PyTorch class). TensorFlow computes the expected outputs.
 
@@ -11,6 +12,8 @@ leaves), ResNet (BatchNorm statistics, which HF's own TF->PT loader leaves unloa
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,13 +68,18 @@ def saved(request, tmp_path_factory):
     randomise_tf(tf_model, seed=2)
     expected = tf_model({input_name: x}, training=False).last_hidden_state.numpy()
     tf_model.save_pretrained(folder)  # tf_model.h5 + config.json, as on the Hub
+    import tensorflow as tf
+
+    checkpoint = tf.train.Checkpoint(model=tf_model).save(str(folder / "ckpt" / "ckpt"))  # object-graph names
     (folder / "port.py").write_text(PORT.format(cls=torch_cls, folder=str(folder)))
-    return request.param, folder, {input_name: x}, expected
+    sources = {"tf_model.h5": folder / "tf_model.h5", "tf.train.Checkpoint": Path(checkpoint)}
+    return request.param, folder, sources, {input_name: x}, expected
 
 
-def test_tf_model_h5_onto_the_pytorch_twin_with_no_rules(saved):
-    name, folder, inputs, expected = saved
-    result = api.convert(folder / "tf_model.h5", None, dry_run=True, model=f"{folder / 'port.py'}:build")
+@pytest.mark.parametrize("source", ["tf_model.h5", "tf.train.Checkpoint"])
+def test_hugging_face_tf_onto_the_pytorch_twin_with_no_rules(saved, source):
+    name, folder, sources, inputs, expected = saved
+    result = api.convert(sources[source], None, dry_run=True, model=f"{folder / 'port.py'}:build")
     counts = result.report.counts()
     model = load_source(result.model_source, folder / "model.py")["build_model"]()
     missing = model.load_state_dict(state_dict(result.plans), strict=False).missing_keys
@@ -81,6 +89,6 @@ def test_tf_model_h5_onto_the_pytorch_twin_with_no_rules(saved):
         out = model.eval()(**{k: torch.from_numpy(v) for k, v in inputs.items()}).last_hidden_state.numpy()
     scale = float(np.abs(expected).max())
     rel = float(np.abs(out - expected).max()) / scale
-    print(f"{name}: tf_model.h5 -> transformers PyTorch twin, no rules: max rel err {rel:.2e} "
+    print(f"{name}: {source} -> transformers PyTorch twin, no rules: max rel err {rel:.2e} "
           f"(max |out| {scale:.2f}); {counts}")
     assert rel <= 1e-4

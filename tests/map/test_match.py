@@ -36,7 +36,7 @@ def test_suffix_match_when_the_checkpoint_has_an_extra_top_scope():
 
 def test_unique_shape_match_when_names_differ():
     result = match([var("logits/kernel", (4, 3))], [target("classifier.weight", (3, 4), "Linear")])
-    assert [(m.target.key, m.how) for m in result.matches] == [("classifier.weight", "shape")]
+    assert [(m.target.key, m.how) for m in result.matches] == [("classifier.weight", "structure")]  # the only group
 
 
 def test_ambiguous_shapes_are_reported_not_guessed():

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..spec import Variable
-from . import layouts
+from . import layouts, structure
 from .layouts import Layout
 from .names import OUT_IN_KERNELS, Canonical, canonical_tf, canonical_torch, split_tf
 from .rules import NO_RULES, Rules
@@ -107,13 +107,16 @@ class _Pending:
 
 
 def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Rules = NO_RULES,
-          name_of: Callable[[Variable], str] | None = None) -> MatchResult:
+          name_of: Callable[[Variable], str] | None = None, source_order: Sequence[str] | None = None
+          ) -> MatchResult:
     """Match ``sources`` to ``targets``; ``name_of`` gives the name to match by (default: the variable's
     name), e.g. ``conv1/weight`` for a Keras 3 weight stored as ``layers/conv2d/vars/0``.
 
     Passes, each taking only pairs that are unique both ways: equal canonical names (literal, then
     with word order ignored), then the longest suffix (one name's path ends with the other's; the pair
-    must be each other's single longest), then a unique (leaf, shape)."""
+    must be each other's single longest), then the structure of the two trees (``structure.py``;
+    ``source_order``: the sources' creation order, when the source has one), then a unique
+    (leaf, shape)."""
     result = MatchResult()
     name_of = name_of or (lambda v: v.name)
     open_targets = {t.key: t for t in targets}
@@ -139,6 +142,10 @@ def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Ru
     canon: dict[str, list[Canonical]] = {}
     for src in pending:
         forms = canonical_tf(rules.rename(name_of(src)))
+        if src.tf_name and src.tf_name != name_of(src):
+            # a TF2 object-graph key also knows the variable's TF name (Keras layer names: the names
+            # tf_model.h5 would have), a second form to meet by, after the key's own
+            forms += [f for f in canonical_tf(rules.rename(src.tf_name)) if f not in forms]
         if not forms:
             result.unmatched[src.name] = "its name has no component to match (add a [pairs] rule)"
         else:
@@ -208,9 +215,24 @@ def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Ru
                             if _fits(src, open_targets[k], rules) == open_targets[k].shape] for src in pending}
         accept(_unique_both_ways(cands, reasons), "shape")
 
+    def structure_pass() -> None:
+        if not pending or not open_targets or structure.too_big(len(pending), len(open_targets)):
+            return
+        rank = {n: i for i, n in enumerate(source_order or ())}
+        ordered = source_order is not None and all(s.name in rank for s in pending)
+        items = sorted(pending, key=lambda v: rank[v.name]) if ordered else pending
+        renamed = {v.name: rules.rename(name_of(v)) for v in pending}
+        tree_s = structure.source_tree([(renamed[v.name], canon[v.name][0].leaf, v.shape) for v in items], ordered)
+        by_renamed = {r: n for n, r in renamed.items()}
+        tree_t = structure.torch_tree([(t.key, state.t_canon[t.key].leaf, t.shape, "Norm" in t.module_type)
+                                       for t in targets if t.key in open_targets])
+        found = structure.align(tree_s, tree_t, ordered)
+        accept({by_renamed[n]: k for n, k in found.items() if n in by_renamed and k in open_targets}, "structure")
+
     equal_pass("name", loose=False)
     equal_pass("name", loose=True)
     suffix_pass()
+    structure_pass()
     shape_pass()
     for src in pending:
         result.unmatched[src.name] = reasons.get(src.name, "no state_dict key matches its name or shape")

@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..dtypes import DType
 from ..errors import MappingError
-from ..spec import ModelSpec, Variable
+from ..spec import Format, ModelSpec, Variable
 from ..write.plan import TensorPlan
 from . import layouts
 from .account import Entry, Report
@@ -61,7 +61,7 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
     counters = [t for t in targets if t.key.endswith(".num_batches_tracked")]
     alias = aliases or {}
     result = match(candidates, [t for t in targets if t not in counters], rules,
-                   name_of=lambda v: alias.get(v.name, v.name))
+                   name_of=lambda v: alias.get(v.name, v.name), source_order=source_order(spec))
     plans = []
     for m in result.matches:
         plans.append(plan_tensor(m.target.key, m.source, m.layout, dtype))
@@ -153,3 +153,13 @@ def mismatch_hint(shape: tuple[int, ...], key: str, expected: tuple[int, ...]) -
         return ("the same number of elements in another arrangement: a [layouts] rule "
                 f"(e.g. dense_after_flatten:H,W,C for \"{key}\" after a Flatten)")
     return "another variable belongs here, or the port is built with other sizes: a [pairs] rule or fix the port"
+
+
+def source_order(spec: ModelSpec) -> tuple[str, ...] | None:
+    """The variables' creation order, where the source records one: a TF1 graph's, or a Keras file's
+    (its layers in model order, each layer's weights in build order). None otherwise."""
+    if spec.variable_order:
+        return spec.variable_order
+    if spec.format in (Format.KERAS_H5, Format.KERAS_V3, Format.KERAS_WEIGHTS_H5):
+        return tuple(v.name for v in spec.variables)
+    return None

@@ -16,7 +16,7 @@ from ..errors import FormatError
 from ..spec import Format, ModelSpec, Role, Variable
 from .bundle import Bundle
 from .jsonsafe import load_json
-from .metagraph import meta_graph_ops, parse_meta_graph
+from .metagraph import meta_graph_ops, parse_meta_graph, read_meta_graph
 from .objectgraph import GRAPH_KEY, ObjectGraph
 from .proto import Message
 from .roles import classify_tf1
@@ -108,13 +108,14 @@ def read_checkpoint(path: Path | str, verify_crc: bool = True) -> ModelSpec:
     prefix = resolve_prefix(path)
     bundle, graph, variables = _read_bundle(prefix, verify_crc)
     meta = Path(f"{prefix}.meta")
-    ops = meta_graph_ops(meta) if meta.is_file() else ()
+    parsed = read_meta_graph(meta) if meta.is_file() and graph is None else None
     return ModelSpec(
         path=Path(f"{prefix}.index"),
         format=Format.TF2_CHECKPOINT if graph is not None else Format.TF1_CHECKPOINT,
         variables=tuple(variables),
-        ops=ops,
+        ops=parsed.ops if parsed else (meta_graph_ops(meta) if meta.is_file() else ()),
         notes=tuple(bundle.notes),
+        variable_order=parsed.variable_order if parsed else (),
     )
 
 

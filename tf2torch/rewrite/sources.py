@@ -68,7 +68,9 @@ def same_modules(model: Any, spec, key_of_var: dict[str, str], tf_padding: str |
     already right there), and the rules file's [padding] wins over both.
     """
     described = described_padding(spec, key_of_var, ties)
-    found = {m: why for m, (padding, why) in described.items() if padding == "SAME"}
+    # a 1x1 conv read by an nn.Linear (slim's logits) has no padding to carry over
+    found = {m: why for m, (padding, why) in described.items()
+             if padding == "SAME" and window_kind(model.get_submodule(m))}
     filled, kept = [], []
     for path, module in model.named_modules():
         kind = window_kind(module)

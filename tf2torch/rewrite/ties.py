@@ -160,22 +160,31 @@ def tie(model: Any, ops: list[SourceOp], flattens: list[Flatten], trace: Any) ->
     torch_seq = [(p, p in anchors) for p in trace.order
                  if p in anchors or window_kind(modules[p]).startswith(("MaxPool", "AvgPool"))]
     source_seq = [(op.module or op.name, bool(op.module)) for op in ops if not op.module or op.module in anchors]
-    by_place: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for i, place in _neighbours(torch_seq).items():
-        by_place[place].append(torch_seq[i][0])
     source_by_name = {op.name: op for op in pools}
-    grouped: dict[tuple[str, str], list[SourceOp]] = defaultdict(list)
-    for i, place in _neighbours(source_seq).items():
-        grouped[place].append(source_by_name[source_seq[i][0]])
-    for place, group in grouped.items():
-        candidates = by_place.get(place, [])
-        for signature in {(p.mode, p.kernel, p.stride) for p in group}:
-            same = [p for p in group if (p.mode, p.kernel, p.stride) == signature]
-            fits = [c for c in candidates if _signature(modules[c]) == signature]
-            if len(same) == len(fits) and len({p.padding for p in same}) == 1:
-                ties.pools.update(zip(fits, same))
-            else:
-                ties.untied += same
+    torch_places = _neighbours(torch_seq)
+    source_places = _neighbours(source_seq)
+    # Both neighbours first; then the previous one alone, then the next one alone (a branch created
+    # in another order on the two sides: slim builds a unit's shortcut before its residual convs).
+    for side in (slice(0, 2), slice(0, 1), slice(1, 2)):
+        by_place: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for i, place in torch_places.items():
+            if torch_seq[i][0] not in ties.pools:
+                by_place[place[side]].append(torch_seq[i][0])
+        tied = {id(op) for op in ties.pools.values()}
+        grouped: dict[tuple[str, ...], list[SourceOp]] = defaultdict(list)
+        for i, place in source_places.items():
+            op = source_by_name[source_seq[i][0]]
+            if id(op) not in tied:
+                grouped[place[side]].append(op)
+        for place, group in grouped.items():
+            candidates = by_place.get(place, [])
+            for signature in {(p.mode, p.kernel, p.stride) for p in group}:
+                same = [p for p in group if (p.mode, p.kernel, p.stride) == signature]
+                fits = [c for c in candidates if _signature(modules[c]) == signature]
+                if len(same) == len(fits) and len({p.padding for p in same}) == 1:
+                    ties.pools.update(zip(fits, same))
+    tied = {id(op) for op in ties.pools.values()}
+    ties.untied = [op for op in pools if id(op) not in tied]
     return ties
 
 

@@ -1,0 +1,99 @@
+"""TF-slim nets (``tf_slim.nets``, the authors' own code, built with TF1 graphs and random seeded
+weights) onto torchvision-style PyTorch ports, with no rules and no flags beyond ``--model``: the
+names share nothing, so the variables are placed by structure (``map/structure.py``), SAME padding and
+BN epsilon come from the ``.meta`` graph, the stride-2 max pool is tied by position."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.conftest import require_tf
+from tests.util import load_source, state_dict, to_torch_layout
+from tf2torch import api
+
+PORTS = Path(__file__).with_name("slim_ports.py")
+
+
+def require_slim():
+    tf = require_tf()
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    # tf_slim imports tf_keras.legacy_tf_layers, which tf_keras 2.21 keeps under tf_keras.src: alias it.
+    legacy = importlib.import_module("tf_keras.src.legacy_tf_layers")
+    sys.modules.setdefault("tf_keras.legacy_tf_layers", legacy)
+    for name in ("base", "convolutional", "core", "normalization", "pooling"):
+        sys.modules.setdefault(f"tf_keras.legacy_tf_layers.{name}",
+                               importlib.import_module(f"tf_keras.src.legacy_tf_layers.{name}"))
+    try:
+        import tf_slim
+    except ImportError as exc:
+        if os.environ.get("TF2TORCH_REQUIRE_TF") == "1":
+            pytest.fail(f"TF2TORCH_REQUIRE_TF=1 but tf_slim cannot be imported ({exc}); install the test extra")
+        pytest.skip("tf_slim is not installed (pip install -e '.[test]')")
+    return tf, tf_slim
+
+
+def _randomise(tf1, sess, rng) -> None:
+    """Every variable random (He-scaled kernels), BN statistics included."""
+    for v in tf1.global_variables():
+        shape, name = tuple(v.shape), v.op.name
+        if name.endswith("moving_variance"):
+            value = rng.uniform(0.5, 1.5, shape)
+        elif name.endswith("gamma"):
+            value = 1 + rng.normal(0, 0.2, shape)
+        elif name.endswith("weights") and len(shape) == 4:
+            value = rng.normal(0, np.sqrt(2.0 / np.prod(shape[:3])), shape)
+        elif v.dtype.base_dtype.is_floating:
+            value = rng.normal(0, 0.2, shape)
+        else:
+            continue
+        v.load(value.astype(np.float32), sess)
+
+
+@pytest.fixture(scope="module")
+def resnet_v1(tmp_path_factory):
+    tf, slim = require_slim()
+    from tf_slim.nets import resnet_v1 as nets
+
+    tf1 = tf.compat.v1
+    folder = tmp_path_factory.mktemp("slim_resnet_v1")
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 64, 64, 3)).astype(np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = tf1.placeholder(tf.float32, [None, 64, 64, 3], name="input")
+        blocks = [nets.resnet_v1_block("block1", base_depth=4, num_units=2, stride=2),
+                  nets.resnet_v1_block("block2", base_depth=8, num_units=2, stride=1)]
+        with slim.arg_scope(nets.resnet_arg_scope()):
+            logits, _ = nets.resnet_v1(inputs, blocks, num_classes=5, is_training=False, scope="resnet_v1_small")
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            _randomise(tf1, sess, rng)
+            expected = sess.run(logits, {inputs: x}).reshape(2, 5)
+            tf1.train.Saver().save(sess, str(folder / "model.ckpt"))
+    return folder, x, expected
+
+
+def test_slim_resnet_v1_onto_a_torchvision_style_port_with_no_rules(resnet_v1):
+    folder, x, expected = resnet_v1
+    result = api.convert(folder / "model.ckpt", None, dry_run=True, model=f"{PORTS}:resnet_v1_small")
+    counts = result.report.counts()
+    assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
+    mapped = {e.source: e.key for e in result.report.by_status("mapped")}
+    assert mapped["resnet_v1_small/block1/unit_1/bottleneck_v1/shortcut/weights"] == "layer1.0.downsample.0.weight"
+    assert mapped["resnet_v1_small/block1/unit_1/bottleneck_v1/shortcut/BatchNorm/gamma"] == "layer1.0.downsample.1.weight"
+    assert mapped["resnet_v1_small/block1/unit_2/bottleneck_v1/conv3/BatchNorm/beta"] == "layer1.1.bn3.bias"
+    assert mapped["resnet_v1_small/logits/weights"] == "fc.weight"
+    model = load_source(result.model_source, folder / "model.py")["build_model"]()
+    model.load_state_dict(state_dict(result.plans), strict=True)
+    with torch.no_grad():
+        out = model.eval()(to_torch_layout(x)).numpy()
+    rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
+    print(f"tf_slim resnet_v1 (2 blocks) -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
+    assert rel <= 1e-4

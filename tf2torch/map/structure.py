@@ -1,0 +1,218 @@
+"""Structural matching: align what names could not pair by the shape of the two trees.
+
+A TF-slim ResNet (``block1/unit_1/bottleneck_v1/conv1/weights``, BatchNorm under each conv's scope)
+and a torchvision-style port (``layer1.0.conv1.weight``, ``layer1.0.bn1.weight``) share no names, but
+the same tree: blocks of units of convs, each followed by its norm. Both sides become trees of
+*groups* (the variables of one layer; a TF ``X/BatchNorm`` scope is its own group, owned by ``X``),
+and trees are aligned top-down:
+
+1. two nodes pair only when the multisets of their parameters' (role, shape) agree (shapes compared
+   as sorted dims without 1s, so a layout's transpose or a (1, n) row does not hide a pair);
+2. children pair in order when the counts and every pair's signature agree; else containers are
+   opened one level, groups with a unique signature pair, a norm group pairs through the layer that
+   owns it, and groups of one repeated signature pair in order (block and unit order);
+3. anything left over fails the whole subtree: nothing there is paired.
+
+The real layout and shape check happens afterwards in ``match.take``: a wrong pair would show up as a
+shape mismatch (an error), never as a silent success.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .names import WRAPPER_SCOPES, split_tf, tokens
+
+_NATURAL = re.compile(r"(\d+)")
+_MAX_NODES = 200_000  # a bound on the work: beyond it, structure is not tried
+
+
+def _natural(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in _NATURAL.split(name))
+
+
+def _dims(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted(d for d in shape if d != 1))
+
+
+@dataclass
+class Node:
+    name: str
+    leaves: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)  # role -> (id, shape)
+    children: list[Node] = field(default_factory=list)
+    norm: bool = False  # a norm group (BatchNorm / LayerNorm ...): paired through its owner
+    owner: Node | None = None
+
+    def signature(self) -> Counter:
+        sig: Counter = Counter((role, _dims(shape)) for role, (_, shape) in self.leaves.items())
+        for child in self.children:
+            sig.update(child.signature())
+        return sig
+
+    def groups(self) -> list[Node]:
+        """This subtree's groups (nodes with leaves), in order."""
+        out = [self] if self.leaves else []
+        for child in self.children:
+            out += child.groups()
+        return out
+
+
+def _child(node: Node, name: str) -> Node:
+    for c in node.children:
+        if c.name == name:
+            return c
+    c = Node(name)
+    node.children.append(c)
+    return c
+
+
+def source_tree(items: list[tuple[str, str, tuple[int, ...]]], ordered: bool) -> Node:
+    """(variable name, role, shape) -> tree; a wrapper scope (``X/BatchNorm``) becomes a norm group
+    placed right after ``X`` and owned by it. ``ordered``: the items come in creation order (a .meta
+    graph, a Keras file), which is kept; else children are put in natural name order."""
+    root = Node("")
+    for name, role, shape in items:
+        parts = split_tf(name)[:-1]
+        node = root
+        for i, part in enumerate(parts):
+            if "".join(tokens(part)) in WRAPPER_SCOPES and i > 0:
+                owner = node
+                parent = root
+                for p in parts[:i - 1]:
+                    parent = _child(parent, p)
+                node = _child(parent, f"{parts[i - 1]}/{part}")
+                node.norm, node.owner = True, owner
+            else:
+                node = _child(node, part)
+        node.leaves[role] = (name, shape)
+    _sort(root, ordered)
+    return root
+
+
+def _sort(node: Node, ordered: bool) -> None:
+    """Creation order, or natural order (unit_2 before unit_10); each wrapper group right after its
+    owner either way."""
+    position = {id(c): i for i, c in enumerate(node.children)}
+    owners = {c.name: position[id(c)] for c in node.children}
+
+    def key(c: Node) -> tuple:
+        head = c.name.split("/")[0]
+        if ordered:
+            return (owners.get(head, position[id(c)]) if "/" in c.name else position[id(c)], "/" in c.name)
+        return (_natural(head), "/" in c.name)
+
+    node.children.sort(key=key)
+    for c in node.children:
+        _sort(c, ordered)
+
+
+def torch_tree(items: list[tuple[str, str, tuple[int, ...], bool]]) -> Node:
+    """(key, role, shape, is_norm) in registration order -> tree; a norm module is owned by the group
+    registered just before it in its parent (conv1 -> bn1, downsample.0 -> downsample.1)."""
+    root = Node("")
+    for key, role, shape, is_norm in items:
+        node = root
+        for part in key.split(".")[:-1]:
+            node = _child(node, part)
+        node.leaves[role] = (key, shape)
+        node.norm = is_norm
+    _owners(root)
+    return root
+
+
+def _owners(node: Node) -> None:
+    previous = None
+    for c in node.children:
+        if c.norm and c.leaves and previous is not None:
+            c.owner = previous
+        if c.leaves and not c.norm:
+            previous = c
+        _owners(c)
+
+
+def _unwrap(node: Node) -> Node:
+    """Skip scopes that only wrap one child (``resnet_v1_50/``, ``bottleneck_v1/``)."""
+    while not node.leaves and len(node.children) == 1:
+        node = node.children[0]
+    return node
+
+
+def align(source: Node, target: Node, ordered: bool) -> dict[str, str]:
+    """Source variable name -> target key, for the subtrees that align (see the module docstring).
+    Without a known source order (a TF1 checkpoint without its .meta), groups of one repeated
+    signature are never paired: their order would be a guess."""
+    pairs: dict[str, str] = {}
+    _pair(_unwrap(source), _unwrap(target), pairs, 0, ordered)
+    return pairs
+
+
+def _pair(s: Node, t: Node, pairs: dict[str, str], depth: int, ordered: bool) -> bool:
+    if depth > 64 or s.signature() != t.signature():
+        return False
+    if s.leaves or t.leaves:
+        if not (s.leaves and t.leaves) or set(s.leaves) != set(t.leaves):
+            return _pair_groups(s.groups(), t.groups(), pairs, ordered)
+        for role, (name, _) in s.leaves.items():
+            pairs[name] = t.leaves[role][0]
+        return True
+    sc, tc = [_unwrap(c) for c in s.children], [_unwrap(c) for c in t.children]
+    distinct = len({_key(c) for c in sc}) == len(sc)  # without a known order, only tell-apart children
+    if len(sc) == len(tc) and (ordered or distinct) and all(a.signature() == b.signature() for a, b in zip(sc, tc)):
+        trial: dict[str, str] = {}
+        if all(_pair(a, b, trial, depth + 1, ordered) for a, b in zip(sc, tc)):
+            pairs.update(trial)
+            return True
+    return _pair_groups(s.groups(), t.groups(), pairs, ordered)
+
+
+def _key(node: Node) -> tuple:
+    return tuple(sorted(node.signature().items()))
+
+
+def _pair_groups(sg: list[Node], tg: list[Node], pairs: dict[str, str], ordered: bool) -> bool:
+    """Pair two equal multisets of groups: unique signatures, then norms through their owners, then
+    repeated signatures in order. All or nothing."""
+    if Counter(_key(g) for g in sg) != Counter(_key(g) for g in tg):
+        return False
+    matched: dict[int, Node] = {}
+    by_key_s: dict[tuple, list[Node]] = defaultdict(list)
+    by_key_t: dict[tuple, list[Node]] = defaultdict(list)
+    for g in sg:
+        by_key_s[_key(g)].append(g)
+    for g in tg:
+        by_key_t[_key(g)].append(g)
+    for key, group in by_key_s.items():
+        if len(group) == 1:
+            matched[id(group[0])] = by_key_t[key][0]
+    for key, group in by_key_s.items():  # norms through the layer that owns them
+        if len(group) > 1 and all(g.norm for g in group):
+            for g in group:
+                owner_pair = matched.get(id(g.owner)) if g.owner is not None else None
+                found = [t for t in by_key_t[key] if t.owner is not None and t.owner is owner_pair]
+                if len(found) == 1:
+                    matched[id(g)] = found[0]
+    for key, group in by_key_s.items():  # the rest of a repeated signature: in order
+        left_s = [g for g in group if id(g) not in matched]
+        taken = {id(v) for v in matched.values()}
+        left_t = [t for t in by_key_t[key] if id(t) not in taken]
+        if any(g.norm for g in left_s) or (left_s and not ordered):
+            return False  # a norm whose owner did not pair, or no order to go by: not known
+        for a, b in zip(left_s, left_t):
+            matched[id(a)] = b
+    if len(matched) != len(sg) or len({id(v) for v in matched.values()}) != len(tg):
+        return False
+    for g in sg:
+        t = matched[id(g)]
+        if set(g.leaves) != set(t.leaves):
+            return False
+    for g in sg:
+        t = matched[id(g)]
+        for role, (name, _) in g.leaves.items():
+            pairs[name] = t.leaves[role][0]
+    return True
+
+
+def too_big(n_sources: int, n_targets: int) -> bool:
+    return n_sources + n_targets > _MAX_NODES
