@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..layers.base import Module
+from .lifetimes import free_early
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLS = re.compile(r"^(nn\.)?[A-Za-z_][A-Za-z0-9_]*$")
@@ -71,8 +72,9 @@ class ClassDef:
                 out.append(f"        # {literal(comment)}")
             out.append(f"        self.{attr} = {ctor}")
         out += ["", f"    def forward(self, {', '.join(self.inputs)}):"]
-        out += [f"        {line}" for line in self.lines]
-        result = self.returns[0] if len(self.returns) == 1 else f"({', '.join(self.returns)})"
+        lines, returns = free_early(self.lines, self.inputs, self.returns)
+        out += [f"        {line}" for line in lines]
+        result = returns[0] if len(returns) == 1 else f"({', '.join(returns)})"
         out.append(f"        return {result}")
         return "\n".join(out)
 
