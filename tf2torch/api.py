@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import dtypes
-from .errors import MappingError, UsageError
+from .errors import MappingError, UnsupportedError, UsageError
 from .map.account import Report
 from .spec import ModelSpec
 from .write.plan import TensorPlan
@@ -102,6 +102,7 @@ def convert(
     allow_missing: tuple[str, ...] = (),
     allow_unexpected: tuple[str, ...] = (),
     report_path: str | Path | None = None,
+    weights_only: bool = False,
     progress: Callable[[TensorPlan, int], None] | None = None,
 ) -> Conversion:
     """Convert a TF/Keras source into ``out_dir``: weights, ``model.py`` (when there is a model) and
@@ -127,6 +128,8 @@ def convert(
         allow_missing: regexes of state_dict keys that may keep their initial values (the contract
             otherwise fails on any missing key the forward pass uses).
         allow_unexpected: regexes of source variables that may stay unused.
+        weights_only: a Keras file whose model tf2torch cannot generate (subclassed, keras-hub):
+            write its weights as a bare state_dict anyway, instead of refusing.
         report_path: also write report.json here; a failed conversion writes it here, or without it
             beside ``out_dir`` as ``OUTDIR.failed-report.json``.
         progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
@@ -168,6 +171,8 @@ def convert(
         result = assemble.convert_keras(spec, options, weights_name=weights_name, ema=ema, dtype=out_dtype)
         plans, report, model_source, taps = result.plans, result.report, result.source, result.taps
     else:
+        if spec.unconverted and not weights_only:  # never a silent bare state_dict for a model file
+            raise UnsupportedError(spec.unconverted)
         from .map.plan import bare
 
         plans, report = bare(spec, rules=rule_set, ema=ema, keep_names=keep_names, no_transpose=not transpose,

@@ -109,6 +109,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
               help="Source variables (regex) that may stay unused; repeatable.")
 @click.option("--report", "report_path", type=PathArg,
               help="Also write report.json here (on failure too; default on failure: OUT.failed-report.json).")
+@click.option("--weights-only", is_flag=True,
+              help="A model file tf2torch cannot generate PyTorch for: write its weights as a bare state_dict.")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
 @click.option("--no-transpose", is_flag=True, help="Bare checkpoints: keep TF layouts.")
 @click.option("--input-shape", help="Input shape in the model's input layout, e.g. 1,3,32,32 (static padding).")
@@ -124,7 +126,7 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings.")
 def convert(source: Path, out_dir: Path | None, model: str | None, config: Path | None, rules: Path | None,
             weights_format: str, dtype: str | None, ema: bool, strict: bool, allow_missing: tuple[str, ...],
-            allow_unexpected: tuple[str, ...], report_path: Path | None, keep_names: bool,
+            allow_unexpected: tuple[str, ...], report_path: Path | None, weights_only: bool, keep_names: bool,
             no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool,
             force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
             quiet: bool) -> None:
@@ -142,7 +144,8 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
                 dtype=dtype, ema=ema, strict=strict, keep_names=keep_names, transpose=not no_transpose,
                 input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, force=force,
                 dry_run=dry_run, verify_crc=not no_verify_crc, allow_missing=allow_missing,
-                allow_unexpected=allow_unexpected, report_path=report_path, progress=bar)
+                allow_unexpected=allow_unexpected, report_path=report_path, weights_only=weights_only,
+                progress=bar)
     except Tf2TorchError as exc:
         _fail(exc)
     report = result.report

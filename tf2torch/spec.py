@@ -137,6 +137,9 @@ class ModelSpec:
     # Checkpoint names in creation order (a TF1 graph's variable nodes), when the source records it;
     # a TF1 bundle's own order is sorted by name, which says nothing about the network.
     variable_order: tuple[str, ...] = ()
+    # The file holds an architecture tf2torch cannot use (a subclassed or keras-hub model): why. A
+    # conversion then refuses rather than silently writing a bare state_dict (--weights-only opts in).
+    unconverted: str = ""
 
     def __iter__(self) -> Iterator[Variable]:
         return iter(self.variables)

@@ -77,3 +77,16 @@ def test_without_early_freeing_every_activation_is_alive(deep_mlp, tmp_path, mon
         model(torch.randn(64, 256))
     print(f"without the rewrite: {counts[0]} activations alive at the last layer")
     assert counts[0] >= 12
+
+
+def test_static_padding_refuses_another_input_size():
+    """Static SAME pads are planned for the Keras input size (16x16 here, stride 2): at 20x20 the model
+    would silently compute something else, so it says so instead."""
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures/keras3/cnn.keras"
+    model, _ = convert_in_memory(fixture)
+    with torch.no_grad():
+        assert model(torch.zeros(1, 3, 16, 16)).shape == (1, 10)
+        with pytest.raises(ValueError, match=r"converted for image of spatial size \(16, 16\)"):
+            model(torch.zeros(1, 3, 20, 20))

@@ -62,6 +62,7 @@ class ClassDef:
     lines: list[str] = field(default_factory=list)  # forward body, already rendered
     returns: list[str] = field(default_factory=list)
     comments: dict[str, str] = field(default_factory=dict)  # attribute -> comment (rendered with repr)
+    guards: list[str] = field(default_factory=list)  # forward's first lines: input checks (model_file)
 
     def render(self) -> str:
         out = [f"class {self.name}(nn.Module):", f"    {literal(self.doc)}", "", "    def __init__(self):",
@@ -73,7 +74,7 @@ class ClassDef:
             out.append(f"        self.{attr} = {ctor}")
         out += ["", f"    def forward(self, {', '.join(self.inputs)}):"]
         lines, returns = free_early(self.lines, self.inputs, self.returns)
-        out += [f"        {line}" for line in lines]
+        out += [f"        {line}" for line in [*self.guards, *lines]]
         result = returns[0] if len(returns) == 1 else f"({', '.join(returns)})"
         out.append(f"        return {result}")
         return "\n".join(out)

@@ -10,9 +10,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..rewrite.same import same_output_size, tf_same_conv_padding, tf_same_transpose_padding
+from ..rewrite.same import same_output_size, size_independent, tf_same_conv_padding, tf_same_transpose_padding
 from .base import Ctx, Module, Op
 from .common import apply_module, spatial
+
+# Said of a layer whose static SAME padding is right only for the input size it was planned for (a
+# stride > 1): the generated model then checks that size on every call (codegen.model_file), since at
+# another size it would compute something else with no error.
+SIZED_NOTE = "static TF 'SAME' padding planned for the model's input size"
+
+
+def _sized(plan, kernel, strides, dilation=None) -> tuple[str, ...]:
+    dilation = dilation or (1,) * len(kernel)
+    depends = any(not size_independent(k, s, d) for k, s, d in zip(kernel, strides, dilation))
+    return (SIZED_NOTE,) if depends and not plan.dynamic else ()
 
 
 @dataclass(frozen=True)
@@ -50,12 +61,13 @@ def window_plan(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], dil
         note = ("input size unknown: TF 'SAME' padding is computed at run time (SamePad); "
                 "pass --input-shape for a static pad")
         return WindowPlan((0,) * n, (apply_module(pad, "pad"),), (note,), ("SamePad",))
+    sized = _sized(plan, kernel, strides, dilation)
     if plan.pad is None:
-        return WindowPlan(plan.padding)
+        return WindowPlan(plan.padding, notes=sized)
     cls = f"nn.ZeroPad{n}d" if kind == "conv" else f"nn.ConstantPad{n}d"
     args = (plan.pad,) if kind == "conv" else (plan.pad, value)
     note = f"TF 'SAME' is asymmetric here: explicit pad {plan.pad} (F.pad order) before the op"
-    return WindowPlan((0,) * n, (apply_module(Module(cls, args), "pad"),), (note,))
+    return WindowPlan((0,) * n, (apply_module(Module(cls, args), "pad"),), (note, *sized))
 
 
 @dataclass(frozen=True)
@@ -99,12 +111,14 @@ def pool_ops(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], mode: 
     if plan.dynamic:
         note = f"input size unknown: TF 'SAME' {kind} pooling computed at run time (SamePool)"
         return (apply_module(Module("SamePool", (kernel, strides, kind))),), (note,), ("SamePool",)
+    sized = _sized(plan, kernel, strides)
     if plan.pad is None:  # symmetric: torch pads max pools with -inf; count_include_pad=False = TF's divisor
         extra = (("count_include_pad", False),) if kind == "avg" else ()
         kwargs = (("padding", plan.padding), *extra) if any(plan.padding) else ()
-        return (apply_module(Module(torch_cls, (kernel, strides), kwargs)),), (), ()
+        return (apply_module(Module(torch_cls, (kernel, strides), kwargs)),), sized, ()
     note = f"TF 'SAME' {kind} pool is asymmetric here: pad {plan.pad} (F.pad order)"
     if kind == "max":
         pad = apply_module(Module(f"nn.ConstantPad{n}d", (plan.pad, -math.inf)), "pad")
-        return (pad, apply_module(Module(torch_cls, (kernel, strides)))), (note,), ()
-    return (apply_module(Module("SamePool", (kernel, strides, "avg"), (("pad", plan.pad),))),), (note,), ("SamePool",)
+        return (pad, apply_module(Module(torch_cls, (kernel, strides)))), (note, *sized), ()
+    return ((apply_module(Module("SamePool", (kernel, strides, "avg"), (("pad", plan.pad),))),), (note, *sized),
+            ("SamePool",))

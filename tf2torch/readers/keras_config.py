@@ -115,9 +115,16 @@ class _Parser(CallParser):
             return self.sequential(class_name, config, path)
         if isinstance(config, Mapping) and "layers" in config and "input_layers" in config:
             return self.functional(class_name, config, path)
+        if class_name.startswith("keras_hub>"):
+            raise UnsupportedError(
+                f"{self.where}: {class_name!r} is a keras-hub model, which tf2torch does not generate PyTorch "
+                "for yet; map it onto your own PyTorch model with --model FILE.py:CALLABLE, or write its "
+                "weights alone with --weights-only"
+            )
         raise UnsupportedError(
             f"{self.where}: model class {class_name!r} has no layer graph in its config (a subclassed "
-            "model); rebuild it as a Functional or Sequential model, or convert its weights only"
+            "model); rebuild it as a Functional or Sequential model, map it onto your PyTorch model "
+            "with --model, or write its weights alone with --weights-only"
         )
 
     def layer(self, entry: Any, path: tuple[str, ...], calls: tuple[LayerCall, ...]) -> LayerSpec:

@@ -98,6 +98,7 @@ def _legacy(
         per_layer[layer] = _legacy_group(root, layer, prefix, label, factory, Role.WEIGHT)
         variables.extend(per_layer[layer])
     notes: list[str] = []
+    unconverted = ""
     if h5safe.is_group(root, h5safe.GROUP_TOP_LEVEL_WEIGHTS):
         own = _legacy_group(root, h5safe.GROUP_TOP_LEVEL_WEIGHTS, prefix, label, factory, Role.WEIGHT)
         variables.extend(own)
@@ -117,9 +118,10 @@ def _legacy(
             graph = attach_legacy_weights(parse_model_config(config, version, where=label), per_layer, label)
         except UnsupportedError as exc:  # a subclassed model's config: keep the weights, say why
             notes.append(str(exc))
+            unconverted = str(exc)
     elif full_model:
         notes.append(f"no '{h5safe.ATTR_MODEL_CONFIG}' attribute: weights only")
-    return ModelSpec(path, Format.KERAS_H5, tuple(variables), graph, notes=tuple(notes))
+    return ModelSpec(path, Format.KERAS_H5, tuple(variables), graph, notes=tuple(notes), unconverted=unconverted)
 
 
 def _legacy_group(

@@ -76,13 +76,15 @@ def read_keras_zip(path: Path) -> ModelSpec:
         opener = _member_opener(path, stamp, weights, label) if weights else None
     version = keras_major(metadata.get("keras_version") if isinstance(metadata, Mapping) else None)
     notes: list[str] = []
+    unconverted = ""
     try:
         graph: GraphSpec | None = parse_model_config(config, version, where=f"{label}:{CONFIG}")
     except UnsupportedError as exc:  # a subclassed model: its weights can still be listed
-        graph, notes = None, [str(exc)]
+        graph, notes, unconverted = None, [str(exc)], str(exc)
     if opener is None:
         return ModelSpec(
-            path, Format.KERAS_V3, (), graph, notes=(*notes, f"no '{WEIGHTS_H5}' in the archive")
+            path, Format.KERAS_V3, (), graph, notes=(*notes, f"no '{WEIGHTS_H5}' in the archive"),
+            unconverted=unconverted,
         )
     wlabel = f"{label}:{WEIGHTS_H5}"
     with opener(scan=True) as f:  # loaders reopen without the scan (stamp-checked, same bytes)
@@ -90,7 +92,7 @@ def read_keras_zip(path: Path) -> ModelSpec:
     if graph is not None:
         graph, notes = attach_v3_weights(graph, config, groups, wlabel)
     variables = tuple(v for g in groups for v in g.variables)
-    return ModelSpec(path, Format.KERAS_V3, variables, graph, notes=tuple(notes))
+    return ModelSpec(path, Format.KERAS_V3, variables, graph, notes=tuple(notes), unconverted=unconverted)
 
 
 @contextmanager
