@@ -19,13 +19,19 @@ import pytest
 
 from tests.conftest import require_keras
 from tests.layers.harness import (
+    _layouts as layouts,
+)
+from tests.layers.harness import (
     check_file,
+    compare,
     import_isolated,
     inputs_for,
     keras_outputs,
     randomise,
     ruff_check,
+    run_torch,
 )
+from tests.util import convert_in_memory, load_source
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -118,6 +124,8 @@ def test_application_matches_keras(saved_apps, tmp_path, name: str, fmt: str) ->
     try:
         _, conversion = check_file(app.files[fmt], app.model, app.xs, rtol=RTOL, atol=ATOL_PER_SCALE * scale,
                                    label=f"{name} {fmt}")
+        if fmt == "keras":
+            _check_inference_form(app, name, scale)
     finally:
         if fmt == FORMATS[-1]:  # cases run name by name, .keras last
             saved_apps.release(name)
@@ -141,3 +149,19 @@ def test_keras2_mobilenetv2_h5(tmp_path) -> None:
                                label="MobileNetV2 keras2-h5")
     ruff_check(conversion.model_source, tmp_path / "model.py")
     import_isolated(conversion.model_source, tmp_path / "model.py")
+
+
+def _check_inference_form(app: SavedApp, name: str, scale: float) -> None:
+    """The inference form (``fuse``: every BatchNorm that only reads a conv folded into it) against
+    Keras, to the same tolerance as the readable form."""
+    import torch
+
+    model, conversion = convert_in_memory(app.files["keras"])
+    before = sum(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
+    load_source(conversion.model_source)["fuse"](model)
+    after = sum(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
+    print(f"{name} inference form: {before - after} of {before} BatchNorms folded")
+    compare(run_torch(model, conversion, app.xs), app.expected, layouts(conversion, "outputs"), rtol=RTOL,
+            atol=ATOL_PER_SCALE * scale, label=f"{name} inference form")
+    if name in ("MobileNetV2", "ResNet50", "EfficientNetB0", "Xception", "DenseNet121"):
+        assert after < before  # conv -> BN models really are fused

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..layers.base import Module
-from .lifetimes import free_early
+from .lifetimes import free_early, fusible
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLS = re.compile(r"^(nn\.)?[A-Za-z_][A-Za-z0-9_]*$")
@@ -67,13 +67,16 @@ class ClassDef:
     def render(self) -> str:
         out = [f"class {self.name}(nn.Module):", f"    {literal(self.doc)}", "", "    def __init__(self):",
                "        super().__init__()"]
+        lines, returns = free_early(self.lines, self.inputs, self.returns)
+        pairs = fusible(lines, dict(self.modules))
+        if pairs:  # fuse() folds these BatchNorms into the layer before them (the inference form)
+            out[2:2] = ["", f"    FUSIBLE = {literal(tuple(pairs))}"]
         for attr, ctor in self.modules:
             comment = self.comments.get(attr)
             if comment:
                 out.append(f"        # {literal(comment)}")
             out.append(f"        self.{attr} = {ctor}")
         out += ["", f"    def forward(self, {', '.join(self.inputs)}):"]
-        lines, returns = free_early(self.lines, self.inputs, self.returns)
         out += [f"        {line}" for line in [*self.guards, *lines]]
         result = returns[0] if len(returns) == 1 else f"({', '.join(returns)})"
         out.append(f"        return {result}")

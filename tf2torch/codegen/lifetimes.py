@@ -32,6 +32,8 @@ def _names(line: str) -> tuple[list[str], set[str]]:
             for target in stmt.targets:
                 written += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
             read |= {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+        elif isinstance(stmt, ast.Delete):
+            continue  # ``del x`` ends a value; it does not read it
         else:
             read |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
     return written, read
@@ -82,3 +84,51 @@ def free_early(lines: list[str], inputs: list[str], returns: list[str]) -> tuple
         if dead:
             out.append(f"del {', '.join(dead)}")
     return out, [_rename(r, mapping) for r in returns]
+
+
+def fusible(lines: list[str], modules: dict[str, str]) -> list[tuple[str, str]]:
+    """(conv-or-linear attribute, BatchNorm attribute) pairs where the BatchNorm's only input is the
+    layer's output: ``x = self.conv(...)`` then ``y = self.bn(x)``, with ``x`` read by nothing else
+    (it is the chain name of ``free_early``, or used once). ``modules`` maps attributes to their
+    constructor source."""
+    def call_of(line: str) -> tuple[list[str], str, list[ast.expr]] | None:
+        stmt = ast.parse(line).body[0]
+        if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+            return None
+        func = stmt.value.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        targets = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        return targets, func.attr, stmt.value.args
+
+    parsed = [_names(line) for line in lines]
+
+    def readers(i: int, name: str) -> int:
+        """How many lines read the value ``name`` gets at line ``i`` (until it is assigned again)."""
+        count = 0
+        for written, read in parsed[i + 1:]:
+            count += name in read
+            if name in written:
+                break
+        return count
+
+    pairs = []
+    calls = [call_of(line) for line in lines]
+    producer: dict[str, int] = {}  # name -> the line that assigned its current value
+    for j, b in enumerate(calls):
+        if b and len(b[2]) == 1 and isinstance(b[2][0], ast.Name) and b[2][0].id in producer:
+            i = producer[b[2][0].id]
+            a = calls[i]
+            if a and len(a[0]) == 1 and readers(i, a[0][0]) == 1:
+                _consider(pairs, a[1], b[1], modules)
+        for name in parsed[j][0]:
+            producer[name] = j
+    return pairs
+
+
+def _consider(pairs: list[tuple[str, str]], layer: str, norm: str, modules: dict[str, str]) -> None:
+    """Keep (layer, norm) when the layer is a conv or linear and the norm a BatchNorm."""
+    ctor_a, ctor_b = modules.get(layer, ""), modules.get(norm, "")
+    if ctor_a.startswith(("nn.Conv1d(", "nn.Conv2d(", "nn.Conv3d(", "nn.Linear(")) \
+            and ctor_b.startswith("nn.BatchNorm") and (layer, norm) not in pairs:
+        pairs.append((layer, norm))

@@ -66,15 +66,16 @@ def footer(main: str, weights_name: str, input_doc: str, missing: tuple[str, ...
         f"    return {main}()",
         "",
         "",
-        "def load_model(weights=None):",
-        '    """The model with the converted weights (default: the file next to this one), in eval mode."""',
+        "def load_model(weights=None, inference=False):",
+        '    """The model with the converted weights (default: the file next to this one), in eval mode;',
+        '    ``inference=True``: its inference form (``fuse``: BatchNorms folded into the layer before them)."""',
         "    model = build_model()",
         "    state = read_weights(WEIGHTS if weights is None else weights)",
         "    result = model.load_state_dict(state, strict=not MISSING_KEYS)",
         "    # BatchNorm fills a missing num_batches_tracked itself, so missing may be a subset of MISSING_KEYS",
         "    if MISSING_KEYS and (set(result.missing_keys) - set(MISSING_KEYS) or result.unexpected_keys):",
         "        raise RuntimeError(f'weights do not match the model: {result}')",
-        "    return model.eval()",
+        "    return fuse(model) if inference else model.eval()",
     ])
 
 

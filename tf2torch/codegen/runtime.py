@@ -34,3 +34,29 @@ def read_weights(path):
         tensor = torch.frombuffer(raw, dtype=_SAFETENSORS_DTYPES[info["dtype"]]) if raw else torch.empty(0)
         state[key] = tensor.to(_SAFETENSORS_DTYPES[info["dtype"]]).reshape(info["shape"])
     return state
+
+
+def fuse(model):
+    """The inference form, in place: each BatchNorm whose only input is a conv or linear output (the
+    classes' FUSIBLE pairs) is folded into that layer and replaced by nn.Identity. The folded weights
+    are recomputed in float64 from the stored ones and rounded once, so the result matches the
+    readable form to float32 rounding. Returns the model in eval mode; the state_dict changes."""
+    with torch.no_grad():
+        for module in list(model.modules()):
+            for layer_name, norm_name in getattr(type(module), "FUSIBLE", ()):
+                layer, norm = getattr(module, layer_name), getattr(module, norm_name)
+                if not isinstance(norm, torch.nn.modules.batchnorm._BatchNorm):
+                    continue  # already fused
+                w = layer.weight.double()
+                scale = torch.rsqrt(norm.running_var.double() + norm.eps)
+                if norm.weight is not None:
+                    scale = scale * norm.weight.double()
+                shift = -norm.running_mean.double() * scale
+                if norm.bias is not None:
+                    shift = shift + norm.bias.double()
+                bias = layer.bias.double() * scale + shift if layer.bias is not None else shift
+                shape = (-1,) + (1,) * (w.dim() - 1)
+                layer.weight.copy_((w * scale.reshape(shape)).to(layer.weight.dtype))
+                layer.bias = torch.nn.Parameter(bias.to(layer.weight.dtype))
+                setattr(module, norm_name, torch.nn.Identity())
+    return model.eval()

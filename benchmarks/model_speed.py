@@ -1,0 +1,213 @@
+"""Converted-model speed: tf2torch's readable and inference forms against the other routes to PyTorch.
+
+    python benchmarks/model_speed.py [--models MobileNetV2,ResNet50] [--rounds 15] [--out model_speed.json]
+
+For each ``keras.applications`` model (random seeded weights, BN statistics included, 128 px; InceptionV3
+139 px) the same ``.keras`` file goes through every route that can be installed here:
+
+* ``tf2torch``: the generated ``model.py`` (readable form) and ``load_model(inference=True)`` (BatchNorms
+  folded into their convs);
+* ``onnx2torch``: tf2onnx (``from_function``) then onnx2torch (an fx GraphModule; NHWC like tf2onnx);
+* ``torchvision``: the hand-written twin where one exists (same architecture, its own random weights:
+  speed only).
+
+Each is timed on CPU, one thread, eager, ``no_grad``, batch 1 and 8, the routes taking turns in a
+shuffled order every round (medians of ``--rounds``). The error against TensorFlow's output is printed
+next to each tf2torch/onnx2torch form. Peak memory of a batch-8 forward is the growth of the peak RSS
+in a fresh process (load, one warm-up batch-1 call, then one batch-8 call). A route that cannot be
+installed is reported as such. Needs torchvision for onnx2torch: run it in a venv where torchvision
+imports (this machine: torch 2.14.1 with torchvision 0.29.1), e.g. ``make bench-models``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+MODELS = {"MobileNetV2": 128, "ResNet50": 128, "EfficientNetB0": 128, "InceptionV3": 139}
+TORCHVISION = {"MobileNetV2": "mobilenet_v2", "ResNet50": "resnet50"}
+
+
+def _randomise(model, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for layer in model.layers:
+        weights = []
+        for w in layer.weights:
+            name, shape = w.name, tuple(w.shape)
+            if "moving_variance" in name or name.endswith("variance"):
+                weights.append(rng.uniform(0.5, 1.5, shape))
+            elif "gamma" in name:
+                weights.append(1 + rng.normal(0, 0.1, shape))
+            elif len(shape) >= 2:
+                weights.append(rng.normal(0, np.sqrt(1.0 / max(np.prod(shape[:-1]), 1)), shape))
+            else:
+                weights.append(rng.normal(0, 0.1, shape))
+        if weights:
+            layer.set_weights([x.astype(np.float32) for x in weights])
+
+
+def prepare(name: str, size: int, work: Path) -> dict:
+    """Build and save the Keras model; TF's output on a fixed batch; every route's loader inputs."""
+    import keras
+    import tensorflow as tf
+
+    model = getattr(keras.applications, name)(weights=None, input_shape=(size, size, 3), classifier_activation=None)
+    _randomise(model, seed=0)
+    path = work / f"{name}.keras"
+    model.save(path)
+    x = np.random.default_rng(1).uniform(0, 1, (8, size, size, 3)).astype(np.float32)
+    expected = model.predict(x, verbose=0)
+    np.save(work / f"{name}.x.npy", x)
+    np.save(work / f"{name}.y.npy", expected)
+    out = work / f"{name}.tf2torch"
+    subprocess.run([sys.executable, "-m", "tf2torch.cli", "convert", str(path), "-o", str(out), "--force", "-q"],
+                   check=True)
+    routes = {"tf2torch": str(out), "tf2torch-inference": str(out)}
+    try:
+        import tf2onnx
+
+        spec = (tf.TensorSpec((None, size, size, 3), tf.float32, name="x"),)
+        onnx_model, _ = tf2onnx.convert.from_function(tf.function(model), input_signature=spec, opset=17)
+        onnx_path = work / f"{name}.onnx"
+        onnx_path.write_bytes(onnx_model.SerializeToString())
+        routes["onnx2torch"] = str(onnx_path)
+    except Exception as exc:  # a peer that does not install or convert is reported, not hidden
+        routes["onnx2torch"] = f"unavailable: {type(exc).__name__}: {str(exc)[:120]}"
+    routes["torchvision"] = TORCHVISION.get(name, "unavailable: no torchvision twin")
+    return routes
+
+
+def load(route: str, where: str):
+    """(callable on a NHWC numpy batch -> torch tensor, NHWC?)"""
+
+    if route.startswith("tf2torch"):
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(f"model_{abs(hash(where))}", Path(where) / "model.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.load_model(inference=route.endswith("inference")), False
+    if route == "onnx2torch":
+        import onnx
+        from onnx2torch import convert
+
+        return convert(onnx.load(where)).eval(), True
+    import torchvision
+
+    return getattr(torchvision.models, where)(weights=None).eval(), False
+
+
+def _input(x: np.ndarray, nhwc: bool):
+    import torch
+
+    t = torch.from_numpy(x)
+    return t if nhwc else t.permute(0, 3, 1, 2).contiguous()
+
+
+def peak_child(route: str, where: str, x_path: str) -> None:
+    """Run in a fresh process: print the peak-RSS growth (MiB) of one batch-8 forward."""
+    import torch
+
+    torch.set_num_threads(1)
+    model, nhwc = load(route, where)
+    x = np.load(x_path)
+    with torch.no_grad():
+        model(_input(x[:1], nhwc))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        model(_input(x, nhwc))
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"peak_mib": (after - before) / 1024}))
+
+
+def bench(name: str, routes: dict, work: Path, rounds: int) -> dict:
+    import torch
+
+    torch.set_num_threads(1)
+    x = np.load(work / f"{name}.x.npy")
+    expected = np.load(work / f"{name}.y.npy")
+    loaded, result = {}, {}
+    for route, where in routes.items():
+        if where.startswith("unavailable"):
+            result[route] = {"status": where}
+            continue
+        model, nhwc = load(route, where)
+        loaded[route] = (model, nhwc)
+        entry: dict = {}
+        if route != "torchvision":
+            with torch.no_grad():
+                out = model(_input(x, nhwc)).numpy()
+            entry["rel_err_vs_tf"] = float(np.abs(out - expected).max() / np.abs(expected).max())
+        result[route] = entry
+    for batch in (1, 8):
+        times: dict[str, list[float]] = {r: [] for r in loaded}
+        inputs = {r: _input(x[:batch], nhwc) for r, (_, nhwc) in loaded.items()}
+        with torch.no_grad():
+            for r, (model, _) in loaded.items():  # warm-up
+                model(inputs[r])
+            for _ in range(rounds):
+                order = list(loaded)
+                random.shuffle(order)
+                for r in order:
+                    start = time.perf_counter()
+                    loaded[r][0](inputs[r])
+                    times[r].append(time.perf_counter() - start)
+        for r in loaded:
+            result[r][f"b{batch}_ms"] = 1000 * statistics.median(times[r])
+    for r in loaded:
+        done = subprocess.run([sys.executable, __file__, "--peak", r, routes[r], str(work / f"{name}.x.npy")],
+                              capture_output=True, text=True)
+        result[r]["peak_b8_mib"] = json.loads(done.stdout)["peak_mib"] if done.returncode == 0 else None
+    return result
+
+
+def render(results: dict) -> str:
+    lines = ["| model | route | b1 ms | b8 ms | b1 / onnx2torch | b8 / onnx2torch | peak b8 MiB | rel err vs TF |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, routes in results.items():
+        peer = routes.get("onnx2torch", {})
+        for route, r in routes.items():
+            if "status" in r:
+                lines.append(f"| {name} | {route} | {r['status']} | | | | | |")
+                continue
+            ratio = [f"{r[f'b{b}_ms'] / peer[f'b{b}_ms']:.2f}" if f"b{b}_ms" in peer else "—" for b in (1, 8)]
+            err = f"{r['rel_err_vs_tf']:.1e}" if "rel_err_vs_tf" in r else "—"
+            peak = f"{r['peak_b8_mib']:.0f}" if r.get("peak_b8_mib") is not None else "—"
+            lines.append(f"| {name} | {route} | {r['b1_ms']:.1f} | {r['b8_ms']:.1f} | {ratio[0]} | {ratio[1]} | "
+                         f"{peak} | {err} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("model_speed.json"))
+    parser.add_argument("--peak", nargs=3, metavar=("ROUTE", "WHERE", "X"))
+    args = parser.parse_args()
+    if args.peak:
+        peak_child(*args.peak)
+        return
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            routes = prepare(name, MODELS[name], Path(tmp))
+            results[name] = bench(name, routes, Path(tmp), args.rounds)
+            print(render({name: results[name]}), flush=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(render(results))
+
+
+if __name__ == "__main__":
+    main()
