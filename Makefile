@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 TORCH  ?= torch==2.13.0
 DEMO_OUT ?= demo-out
 
-.PHONY: install test test-fast demo bench fixtures fuzz lint clean
+.PHONY: install test test-fast demo bench bench-models fixtures fuzz lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,11 +37,24 @@ demo: $(STAMP)
 fixtures: $(STAMP)
 	$(PY) fixtures/make_fixtures.py
 
-bench: $(STAMP)
+bench: $(STAMP) bench-models
 	$(PY) benchmarks/run.py
+
+# Converted-model speed against tf2onnx -> onnx2torch and torchvision. onnx2torch needs torchvision, and
+# PyPI's torchvision does not import beside the CPU torch 2.13.0 wheel; torch 2.14.1 + torchvision 0.29.1
+# do (on disk here), so the peers and tf2torch's models all run in a venv of their own.
+BENCH_VENV ?= .venv-bench
+$(BENCH_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip -q --disable-pip-version-check install "torch==2.14.1" "torchvision==0.29.1"
+	$(BENCH_VENV)/bin/python -m pip -q --disable-pip-version-check install -e '.[tf]' "tf2onnx==1.17.0" "onnx2torch==1.5.15" onnx
+	touch $@
+
+bench-models: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python benchmarks/model_speed.py
 
 fuzz: $(STAMP)
 	$(PY) -m tests.fuzz --cases 50000
 
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) $(DEMO_OUT) .pytest_cache .ruff_cache

@@ -13,8 +13,8 @@ For each ``keras.applications`` model (random seeded weights, BN statistics incl
 
 Each is timed on CPU, one thread, eager, ``no_grad``, batch 1 and 8, the routes taking turns in a
 shuffled order every round (medians of ``--rounds``). The error against TensorFlow's output is printed
-next to each tf2torch/onnx2torch form. Peak memory of a batch-8 forward is the growth of the peak RSS
-in a fresh process (load, one warm-up batch-1 call, then one batch-8 call). A route that cannot be
+next to each tf2torch/onnx2torch form. Peak memory of a batch-8 forward: in a fresh process, the most
+that malloc's live bytes grow over the call, sampled at every module boundary. A route that cannot be
 installed is reported as such. Needs torchvision for onnx2torch: run it in a venv where torchvision
 imports (this machine: torch 2.14.1 with torchvision 0.29.1), e.g. ``make bench-models``.
 """
@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -72,7 +71,7 @@ def prepare(name: str, size: int, work: Path) -> dict:
     np.save(work / f"{name}.x.npy", x)
     np.save(work / f"{name}.y.npy", expected)
     out = work / f"{name}.tf2torch"
-    subprocess.run([sys.executable, "-m", "tf2torch.cli", "convert", str(path), "-o", str(out), "--force", "-q"],
+    subprocess.run([sys.executable, "-m", "tf2torch", "convert", str(path), "-o", str(out), "--force", "-q"],
                    check=True)
     routes = {"tf2torch": str(out), "tf2torch-inference": str(out)}
     try:
@@ -116,19 +115,39 @@ def _input(x: np.ndarray, nhwc: bool):
     return t if nhwc else t.permute(0, 3, 1, 2).contiguous()
 
 
+def _live_bytes() -> int:
+    """Bytes malloc has handed out and not taken back (glibc ``mallinfo2``: heap + mmapped chunks),
+    which is where torch's CPU allocator gets every tensor."""
+    import ctypes
+
+    class Info(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                   "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = Info
+    info = libc.mallinfo2()
+    return info.uordblks + info.hblkhd
+
+
 def peak_child(route: str, where: str, x_path: str) -> None:
-    """Run in a fresh process: print the peak-RSS growth (MiB) of one batch-8 forward."""
+    """Run in a fresh process: print the peak growth (MiB) of live malloc'd bytes over one batch-8
+    forward, sampled before and after every module call (activations live between modules)."""
     import torch
 
     torch.set_num_threads(1)
     model, nhwc = load(route, where)
-    x = np.load(x_path)
+    x = _input(np.load(x_path), nhwc)
+    samples: list[int] = []
+    for module in model.modules():
+        module.register_forward_pre_hook(lambda *_: samples.append(_live_bytes()))
+        module.register_forward_hook(lambda *_: samples.append(_live_bytes()))
     with torch.no_grad():
-        model(_input(x[:1], nhwc))
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        model(_input(x, nhwc))
-        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"peak_mib": (after - before) / 1024}))
+        model(x[:1])
+        samples.clear()
+        before = _live_bytes()
+        model(x)
+    print(json.dumps({"peak_mib": (max(samples) - before) / 2**20}))
 
 
 def bench(name: str, routes: dict, work: Path, rounds: int) -> dict:
@@ -195,14 +214,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("model_speed.json"))
     parser.add_argument("--peak", nargs=3, metavar=("ROUTE", "WHERE", "X"))
+    parser.add_argument("--prepare", nargs=2, metavar=("MODEL", "WORK"))
     args = parser.parse_args()
     if args.peak:
         peak_child(*args.peak)
         return
+    if args.prepare:  # TensorFlow's side, in a process of its own: TF and torch in one process can crash
+        name, work = args.prepare
+        print(json.dumps(prepare(name, MODELS[name], Path(work))))
+        return
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
-            routes = prepare(name, MODELS[name], Path(tmp))
+            done = subprocess.run([sys.executable, __file__, "--prepare", name, tmp], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"preparing {name} failed:\n{done.stderr[-2000:]}")
+            routes = json.loads(done.stdout.strip().splitlines()[-1])
             results[name] = bench(name, routes, Path(tmp), args.rounds)
             print(render({name: results[name]}), flush=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
