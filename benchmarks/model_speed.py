@@ -162,12 +162,16 @@ def bench(name: str, routes: dict, work: Path, rounds: int) -> dict:
             result[route] = {"status": where}
             continue
         model, nhwc = load(route, where)
-        loaded[route] = (model, nhwc)
         entry: dict = {}
-        if route != "torchvision":
+        try:
             with torch.no_grad():
                 out = model(_input(x, nhwc)).numpy()
+        except Exception as exc:  # e.g. tf2onnx kept captured variables as graph inputs
+            result[route] = {"status": f"unavailable: {type(exc).__name__}: {str(exc)[:100]}"}
+            continue
+        if route != "torchvision":
             entry["rel_err_vs_tf"] = float(np.abs(out - expected).max() / np.abs(expected).max())
+        loaded[route] = (model, nhwc)
         result[route] = entry
     for batch in (1, 8):
         times: dict[str, list[float]] = {r: [] for r in loaded}
@@ -232,6 +236,7 @@ def main() -> None:
             routes = json.loads(done.stdout.strip().splitlines()[-1])
             results[name] = bench(name, routes, Path(tmp), args.rounds)
             print(render({name: results[name]}), flush=True)
+            args.out.write_text(json.dumps(results, indent=2) + "\n")  # what is done so far
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(render(results))
 

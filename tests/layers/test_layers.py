@@ -200,6 +200,11 @@ CASES: dict[str, Case] = {
     "upsampling3d": Case(one(VOL, lambda L: L.UpSampling3D(2))),
     # --- identities at inference ----------------------------------------------------------------------
     "dropout": Case(one(IMG, lambda L: L.Dropout(0.5))),
+    "groupnorm": Case(one((9, 10, 8), lambda L: L.GroupNormalization(groups=4, epsilon=1e-4))),
+    "groupnorm-seq": Case(one((11, 6), lambda L: L.GroupNormalization(groups=3))),
+    "rmsnorm": Case(one((5, 8), lambda L: L.RMSNormalization(epsilon=1e-5)), formats=("keras",)),
+    "unitnorm": Case(one((5, 8), lambda L: L.UnitNormalization())),
+    "unitnorm-image": Case(one(IMG, lambda L: L.UnitNormalization(axis=-1))),
     "spatialdropout2d": Case(one(IMG, lambda L: L.SpatialDropout2D(0.5))),
     "spatialdropout1d": Case(one(SEQ, lambda L: L.SpatialDropout1D(0.5))),
     "gaussiannoise": Case(one(IMG, lambda L: L.GaussianNoise(1.0))),
@@ -321,6 +326,25 @@ def _application_layers(keras: Any) -> Any:
 
 
 DYN = {0: (9, 10, 3)}  # odd height, even width: both SAME splits at stride 2
+CASES.update({  # random augmentation layers: the identity at inference, checked against Keras one by one
+    f"augment-{name}": Case(seq(IMG, layers=lambda k, name=name, kw=kwargs: [getattr(k.layers, name)(**kw),
+                                                                 k.layers.Conv2D(2, 3, name="c")]),
+                            formats=("keras",))
+    for name, kwargs in {
+        "RandomFlip": {}, "RandomRotation": {"factor": 0.2}, "RandomZoom": {"height_factor": 0.2},
+        "RandomContrast": {"factor": 0.3}, "RandomTranslation": {"height_factor": 0.1, "width_factor": 0.1},
+        "RandomBrightness": {"factor": 0.2}, "RandomShear": {"x_factor": 0.2},
+        "RandomHue": {"factor": 0.2, "value_range": (0, 1)},
+        "RandomSaturation": {"factor": 0.2, "value_range": (0, 1)},
+        "RandomSharpness": {"factor": 0.2, "value_range": (0, 1)},
+        "RandomGrayscale": {"factor": 0.5}, "RandomColorJitter": {"value_range": (0, 1), "brightness_factor": 0.2},
+        "RandomErasing": {"value_range": (0, 1)}, "RandomGaussianBlur": {"value_range": (0, 1)},
+        "RandomPerspective": {}, "RandomInvert": {"value_range": (0, 1)},
+        "RandomPosterization": {"factor": 4, "value_range": (0, 255)}, "RandomColorDegeneration": {"factor": 0.3},
+        "RandomElasticTransform": {"value_range": (0, 1)}, "AugMix": {"value_range": (0, 1)},
+        "RandAugment": {"value_range": (0, 1)}, "CutMix": {}, "MixUp": {},
+    }.items()
+})
 CASES.update({
     "graph-multi-io": Case(_multi_io),
     "graph-nested": Case(_nested),

@@ -19,3 +19,20 @@ def identity(ctx: Ctx) -> Converted:
     notes = ("Masking: the mask is not propagated (outputs of unmasked steps are identical)",) \
         if ctx.layer.class_name == "Masking" else ()
     return Converted((Op("{x}"),), (ctx.x,), notes=notes)
+
+
+# keras.layers' random augmentation layers: each returns its input unchanged unless called with
+# training=True (their call(): `if training: ... else: return inputs`), so at inference they are the
+# identity. Checked one by one against Keras in tests/layers/test_layers.py ("augment-*").
+AUGMENTATION = (
+    "RandomFlip", "RandomRotation", "RandomZoom", "RandomContrast", "RandomTranslation", "RandomBrightness",
+    "RandomShear", "RandomHue", "RandomSaturation", "RandomSharpness", "RandomGrayscale", "RandomColorJitter",
+    "RandomErasing", "RandomGaussianBlur", "RandomPerspective", "RandomInvert", "RandomPosterization",
+    "RandomColorDegeneration", "RandomElasticTransform", "AugMix", "RandAugment", "CutMix", "MixUp",
+)
+
+
+@converter(*AUGMENTATION, wants="any")
+def augmentation(ctx: Ctx) -> Converted:
+    return Converted((Op("{x}"),), (ctx.x,),
+                     notes=(f"{ctx.layer.class_name}: random augmentation, the identity at inference",))

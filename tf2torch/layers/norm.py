@@ -136,3 +136,42 @@ def normalization(ctx: Ctx) -> Converted:
     flat = layouts.get("flatten_to_1d")
     params = (param("", "mean", w["mean"], flat), param("", "variance", w["variance"], flat))
     return Converted((apply_module(module),), (ctx.x,), params, helpers=("KerasNormalization",))
+
+
+@converter("GroupNormalization", wants="cf")
+def group_norm(ctx: Ctx) -> Converted:
+    """Keras groups consecutive channels, as torch's GroupNorm does; statistics over each group and
+    the spatial axes, epsilon inside the square root (default 1e-3)."""
+    if _axes(ctx) != [ctx.x.rank - 1]:
+        raise ctx.unsupported("GroupNormalization over an axis other than the channels")
+    scale, center = cfg_bool(ctx, "scale", True), cfg_bool(ctx, "center", True)
+    if scale != center:
+        raise ctx.unsupported("GroupNormalization with only one of center / scale")
+    groups, channels = int(ctx.config.get("groups", 32)), ctx.x.shape[-1]
+    eps = cfg_float(ctx, "epsilon", 1e-3)
+    w = bind(ctx, ["gamma", "beta"] if scale else [])
+    module = Module("nn.GroupNorm", (groups, channels), (("eps", eps), ("affine", scale)))
+    params = (param("", "weight", w["gamma"]), param("", "bias", w["beta"])) if scale else ()
+    return Converted((apply_module(module),), (ctx.x,), params, notes=(f"epsilon {eps:g} carried over",))
+
+
+@converter("RMSNormalization", wants="keras")
+def rms_norm(ctx: Ctx) -> Converted:
+    """x * rsqrt(mean(x^2) + epsilon) * scale over the last axis (Keras default epsilon 1e-6)."""
+    if _axes(ctx) != [ctx.x.rank - 1]:
+        raise ctx.unsupported("RMSNormalization over an axis other than the last")
+    eps = cfg_float(ctx, "epsilon", 1e-6)
+    w = bind(ctx, ["scale"])
+    module = Module("nn.RMSNorm", ((ctx.x.shape[-1],),), (("eps", eps),))
+    return Converted((apply_module(module),), (ctx.x,), (param("", "weight", w["scale"]),),
+                     notes=(f"epsilon {eps:g} carried over",))
+
+
+@converter("UnitNormalization", wants="keras")
+def unit_norm(ctx: Ctx) -> Converted:
+    """x / max(||x||_2, 1e-12) over ``axis`` (Keras: ops.normalize(order=2, epsilon=1e-12))."""
+    axes = _axes(ctx)
+    dims = tuple(a for a in axes)
+    if len(dims) != 1:
+        raise ctx.unsupported(f"UnitNormalization over several axes {axes}")
+    return Converted((Op(f"F.normalize({{x}}, p=2.0, dim={dims[0]}, eps=1e-12)"),), (ctx.x,))
