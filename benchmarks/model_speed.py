@@ -7,7 +7,7 @@ For each ``keras.applications`` model (random seeded weights, BN statistics incl
 
 * ``tf2torch``: the generated ``model.py`` (readable form) and ``load_model(inference=True)`` (BatchNorms
   folded into their convs);
-* ``onnx2torch``: tf2onnx (``from_function``) then onnx2torch (an fx GraphModule; NHWC like tf2onnx);
+* ``onnx2torch``: tf2onnx (the frozen ``tf.function`` graph) then onnx2torch (an fx GraphModule; NHWC like tf2onnx);
 * ``torchvision``: the hand-written twin where one exists (same architecture, its own random weights:
   speed only).
 
@@ -76,9 +76,15 @@ def prepare(name: str, size: int, work: Path) -> dict:
     routes = {"tf2torch": str(out), "tf2torch-inference": str(out)}
     try:
         import tf2onnx
+        from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
-        spec = (tf.TensorSpec((None, size, size, 3), tf.float32, name="x"),)
-        onnx_model, _ = tf2onnx.convert.from_function(tf.function(model), input_signature=spec, opset=17)
+        # Frozen first: from_function keeps some captured variables (EfficientNet's Normalization
+        # statistics) as extra graph inputs, which onnx2torch then asks the caller for.
+        spec = tf.TensorSpec((None, size, size, 3), tf.float32, name="x")
+        frozen = convert_variables_to_constants_v2(tf.function(model).get_concrete_function(spec))
+        onnx_model, _ = tf2onnx.convert.from_graph_def(
+            frozen.graph.as_graph_def(), input_names=[t.name for t in frozen.inputs],
+            output_names=[t.name for t in frozen.outputs], opset=17)
         onnx_path = work / f"{name}.onnx"
         onnx_path.write_bytes(onnx_model.SerializeToString())
         routes["onnx2torch"] = str(onnx_path)

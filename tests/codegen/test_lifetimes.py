@@ -88,5 +88,5 @@ def test_static_padding_refuses_another_input_size():
     model, _ = convert_in_memory(fixture)
     with torch.no_grad():
         assert model(torch.zeros(1, 3, 16, 16)).shape == (1, 10)
-        with pytest.raises(ValueError, match=r"converted for image of spatial size \(16, 16\)"):
+        with pytest.raises(ValueError, match=r"image: this model was converted for inputs of spatial size \(16, 16\)"):
             model(torch.zeros(1, 3, 20, 20))

@@ -90,11 +90,11 @@ def _size_guards(gen: Generated) -> list[str]:
     for name, info in gen.inputs:
         if info.rank < 3 or any(s is None for s in info.shape[:-1]):
             continue
-        sizes = tuple(info.shape[:-1])  # Keras (…, spatial, C): spatial is all but the channels
+        sizes = [int(s) for s in info.shape[:-1]]  # Keras (…, spatial, C): spatial is all but the channels
         where = "2:" if info.layout == "cf" else "1:-1"
-        lines.append(f"if tuple({name}.shape[{where}]) != {sizes!r}:  # TF 'SAME' pads below are planned for it")
-        lines.append(f"    raise ValueError(f'{{tuple({name}.shape)}}: this model was converted for {name} of "
-                     f"spatial size {sizes!r}; convert again with --input-shape for another size')")
+        # a list compare and a constant message: TorchScript, torch.export and ONNX take it as it is
+        lines.append(f"if list({name}.shape[{where}]) != {sizes!r}:  # TF 'SAME' pads below are planned for it")
+        lines.append(f"    raise ValueError({literal(f'{name}: this model was converted for inputs of spatial size {tuple(sizes)}; convert again with --input-shape for another size')})")
     return lines
 
 
