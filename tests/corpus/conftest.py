@@ -10,23 +10,14 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pytest
 
-from tests.conftest import require_tf
+from tests.conftest import require_package
 
 
 def require_transformers():
     """transformers 4.x with its TF classes (the test extra); fails under TF2TORCH_REQUIRE_TF=1."""
-    require_tf()
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # transformers' TF classes are tf_keras (Keras 2) models
-    try:
-        import transformers
-    except ImportError as exc:
-        if os.environ.get("TF2TORCH_REQUIRE_TF") == "1":
-            pytest.fail(f"TF2TORCH_REQUIRE_TF=1 but transformers cannot be imported ({exc}); "
-                        "install the test extra: pip install -e '.[tf,dev,test]'")
-        pytest.skip("transformers is not installed (pip install -e '.[test]')")
-    return transformers
+    return require_package("transformers")
 
 
 def randomise_tf(model, seed: int) -> None:

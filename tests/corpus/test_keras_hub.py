@@ -8,20 +8,14 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import require_tf
+from tests.conftest import require_package
 from tf2torch.cli import EXIT_ERROR, main
 
 
 @pytest.fixture(scope="module")
 def bert_backbone(tmp_path_factory):
-    require_tf()
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    try:
-        import keras_hub
-    except ImportError as exc:
-        if os.environ.get("TF2TORCH_REQUIRE_TF") == "1":
-            pytest.fail(f"TF2TORCH_REQUIRE_TF=1 but keras_hub cannot be imported ({exc}); install the test extra")
-        pytest.skip("keras_hub is not installed (pip install -e '.[test]')")
+    keras_hub = require_package("keras_hub")
     path = tmp_path_factory.mktemp("keras_hub") / "bert.keras"
     keras_hub.models.BertBackbone(vocabulary_size=50, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
                                   max_sequence_length=16).save(path)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import require_tf
+from tests.conftest import require_package, require_tf
 from tests.util import load_source, state_dict, to_torch_layout
 from tf2torch import api
 
@@ -30,13 +30,7 @@ def require_slim():
     for name in ("base", "convolutional", "core", "normalization", "pooling"):
         sys.modules.setdefault(f"tf_keras.legacy_tf_layers.{name}",
                                importlib.import_module(f"tf_keras.src.legacy_tf_layers.{name}"))
-    try:
-        import tf_slim
-    except ImportError as exc:
-        if os.environ.get("TF2TORCH_REQUIRE_TF") == "1":
-            pytest.fail(f"TF2TORCH_REQUIRE_TF=1 but tf_slim cannot be imported ({exc}); install the test extra")
-        pytest.skip("tf_slim is not installed (pip install -e '.[test]')")
-    return tf, tf_slim
+    return tf, require_package("tf_slim")
 
 
 def _randomise(tf1, sess, rng) -> None:

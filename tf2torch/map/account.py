@@ -82,18 +82,12 @@ class Report:
         bad = self.by_status("mismatched")
         if bad:
             lines.append(f"{len(bad)} shape mismatch(es): " + _few([_mismatch(e) for e in bad], shown))
-        missing = [e for e in self.by_status("missing") if strict or not e.allowed]
-        if missing:
-            lines.append(f"{len(missing)} state_dict key(s) with no source that the model uses: "
-                         + _few([f"{e.key!r} {list(e.out_shape)}" for e in missing], shown)
-                         + " (map them with a rules [pairs] entry, or accept their initial values with "
-                           "--allow-missing PATTERN)")
-        unexpected = [e for e in self.by_status("unexpected") if strict or not e.allowed]
-        if unexpected:
-            lines.append(f"{len(unexpected)} source variable(s) nothing took: "
-                         + _few([f"{e.source!r} {list(e.shape)}" for e in unexpected], shown)
-                         + " (pair them with a rules [pairs] entry, or leave them out with a [skip] rule or "
-                           "--allow-unexpected PATTERN)")
+        for status, what, fix in _CONTRACT:
+            failing = [e for e in self.by_status(status) if strict or not e.allowed]
+            if failing:
+                names = [f"{e.key!r} {list(e.out_shape)}" if status == "missing" else f"{e.source!r} {list(e.shape)}"
+                         for e in failing]
+                lines.append(f"{len(failing)} {what}: {_few(names, shown)} ({fix})")
         return lines + self.failures
 
     def to_json(self) -> dict[str, Any]:
@@ -136,6 +130,15 @@ class Report:
             lines.append(f"  rewrite    {rw.get('module', '')}: {rw.get('what', '')}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+# The entries the contract fails on unless allowed by name: what they are, and the fix.
+_CONTRACT = (
+    ("missing", "state_dict key(s) with no source that the model uses",
+     "map them with a rules [pairs] entry, or accept their initial values with --allow-missing PATTERN"),
+    ("unexpected", "source variable(s) nothing took",
+     "pair them with a rules [pairs] entry, or leave them out with a [skip] rule or --allow-unexpected PATTERN"),
+)
 
 
 def _few(items: list[str], shown: int) -> str:

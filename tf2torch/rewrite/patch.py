@@ -21,10 +21,11 @@ from ..map.rules import Rules
 from ..map.target import build_user_model, parse_model_ref, target_params
 from . import apply as apply_module
 from .apply import apply_rewrites
+from .flatten import flatten_layouts
 from .same import tf_same_conv_padding, torch_pad_order
 from .sources import norm_epsilons, per_dim, same_modules, window_kind
-from .ties import Ties, flatten_order, flatten_shape, source_ops, tie
-from .trace import Trace, run_traced
+from .ties import Ties, source_ops, tie
+from .trace import probe_shape, run_traced
 from .usage import mark_harmless
 
 
@@ -89,71 +90,6 @@ def _static(r: Rewrite, size: tuple[int, ...] | None, sized: bool) -> Rewrite:
         return Rewrite("padding", r.path, plan.padding, f"{r.why}; {where}: symmetric padding {plan.padding}")
     value = float("-inf") if mode == "max" else 0.0
     return Rewrite("pad", r.path, (plan.pad, value), f"{r.why}; {where}: asymmetric pad {plan.pad} (F.pad order)")
-
-
-def probe_shape(spec, input_shape: tuple[int, ...] | None) -> tuple[tuple[int, ...] | None, str]:
-    """The shape to run the user's model on once: --input-shape, else the source's one image input
-    (a TF1 float placeholder or Keras input of rank 4 with known sizes, NHWC -> NCHW)."""
-    if input_shape is not None:
-        return input_shape, "--input-shape"
-    found = [op.shape for op in spec.ops if op.op == "Placeholder" and op.dtype == "float32"
-             and op.shape is not None and len(op.shape) == 4 and None not in op.shape[1:]]
-    graph = spec.graph
-    if not found and graph is not None and len(graph.inputs) == 1:
-        from .sources import keras_layers
-
-        layer = next((la for la in keras_layers(graph) if la.name == graph.inputs[0].layer), None)
-        shape = (layer.config.get("batch_shape") or layer.config.get("batch_input_shape")) if layer else None
-        if isinstance(shape, list) and len(shape) == 4 and all(isinstance(v, int) for v in shape[1:]):
-            found = [tuple(shape)]
-    if len(found) != 1:
-        return None, "the source states no single image input shape (pass --input-shape)"
-    _, h, w, c = found[0]
-    return (1, c, h, w), "the source's input"
-
-
-def flatten_layouts(model: Any, ties: Ties, trace: Trace, module_of_op: dict[str, str], rules: Rules,
-                    shape: tuple[int, ...]) -> tuple[dict[str, Any], list[str]]:
-    """[layouts] entries for every Dense fed by a Flatten over NHWC, checked on the forward pass;
-    notes; and failures (a Flatten whose order the forward pass does not show)."""
-    from ..map import layouts
-
-    todo = [f for f in ties.flattens if f.dense_key not in rules.layouts]
-    if not todo:
-        return {}, [], []
-    sources = {module_of_op.get(f.source_op, "") for f in todo}
-    watched = run_traced(model, shape, capture=frozenset({f.dense for f in todo} | sources - {""}), copy=True, seed=0)
-    if isinstance(watched, str):
-        return {}, [], [f"{todo[0].dense!r}: {todo[0].what}, but {watched}; add a [layouts] rule"]
-    found, notes, failures = {}, [], []
-    for f in todo:
-        fed = flatten_shape(watched, module_of_op, f)
-        fix = (f"add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\" "
-               "(or \"dense\" if the port flattens channels-last)")
-        if fed is not None and len(fed) == 1:
-            continue  # a Flatten of (N, features) changes nothing
-        if fed is None or f.dense not in watched.captured:
-            failures.append(f"{f.dense!r}: {f.what}, but the forward pass does not show what the Linear reads; {fix}")
-            continue
-        flat = watched.captured[f.dense][0]
-        before = watched.captured[module_of_op[f.source_op]][1] if f.source_op else None
-        if before is None:
-            import torch
-
-            before = torch.randn(shape, generator=torch.Generator().manual_seed(0))
-        order = flatten_order(flat, before)
-        if not order:
-            failures.append(f"{f.dense!r}: {f.what}, but the Linear's input in the forward pass is not that "
-                            f"output {list(fed)} flattened (another op in between?); {fix}")
-            continue
-        channels, spatial = fed[0], fed[1:]
-        if order == "channels_first" and any(s > 1 for s in spatial):
-            found[f.dense_key] = layouts.dense_after_flatten(tuple(spatial), channels)
-            notes.append(f"{f.dense_key}: rows reordered for a channels-first flatten of (C, H, W) = {list(fed)} "
-                         f"(evidence: {f.what}; the forward pass flattens channels-first)")
-        elif order == "channels_last":
-            notes.append(f"{f.dense_key}: plain Dense layout (evidence: {f.what}; the port flattens channels-last)")
-    return found, notes, failures
 
 
 def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, input_shape, tf_padding,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from math import prod
 from typing import Any
 
 from .sources import keras_layers, per_dim, window_kind
@@ -194,28 +193,3 @@ def _signature(module: Any) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     mode = "max" if kind.startswith("MaxPool") else "avg"
     stride = module.stride if module.stride is not None else module.kernel_size
     return mode, per_dim(module.kernel_size, n), per_dim(stride, n)
-
-
-def flatten_order(flat: Any, before: Any) -> str:
-    """Which flatten of ``before`` (N, C, *spatial) produced ``flat`` (N, features): "channels_first",
-    "channels_last" or "" (neither: another op sits between them). Elementwise ReLU is allowed."""
-    import torch
-
-    orders = {"channels_first": before.flatten(1), "channels_last": before.movedim(1, -1).flatten(1)}
-    found = [name for name, value in orders.items() for f in (lambda t: t, torch.relu)
-             if value.shape == flat.shape and torch.equal(f(value), flat)]
-    return found[0] if len(set(found)) == 1 else ""
-
-
-def flatten_shape(trace: Any, module_of_op: dict[str, str], flat: Flatten) -> tuple[int, ...] | None:
-    """(C, *spatial) of the tensor the Flatten read, from the forward pass, or None if unknown."""
-    if flat.source_op == "":
-        shape = trace.input_shape
-    else:
-        module = module_of_op.get(flat.source_op)
-        shape = trace.out_shapes.get(module) if module else None
-    return tuple(shape[1:]) if shape and len(shape) >= 2 else None
-
-
-def features(shape: tuple[int, ...]) -> int:
-    return prod(shape)

@@ -71,3 +71,24 @@ def run_traced(model: Any, input_shape: tuple[int, ...], capture: frozenset[str]
         for handle in handles:
             handle.remove()
     return trace
+
+
+def probe_shape(spec, input_shape: tuple[int, ...] | None) -> tuple[tuple[int, ...] | None, str]:
+    """The shape to run the user's model on once: --input-shape, else the source's one image input
+    (a TF1 float placeholder or Keras input of rank 4 with known sizes, NHWC -> NCHW)."""
+    if input_shape is not None:
+        return input_shape, "--input-shape"
+    found = [op.shape for op in spec.ops if op.op == "Placeholder" and op.dtype == "float32"
+             and op.shape is not None and len(op.shape) == 4 and None not in op.shape[1:]]
+    graph = spec.graph
+    if not found and graph is not None and len(graph.inputs) == 1:
+        from .sources import keras_layers
+
+        layer = next((la for la in keras_layers(graph) if la.name == graph.inputs[0].layer), None)
+        shape = (layer.config.get("batch_shape") or layer.config.get("batch_input_shape")) if layer else None
+        if isinstance(shape, list) and len(shape) == 4 and all(isinstance(v, int) for v in shape[1:]):
+            found = [tuple(shape)]
+    if len(found) != 1:
+        return None, "the source states no single image input shape (pass --input-shape)"
+    _, h, w, c = found[0]
+    return (1, c, h, w), "the source's input"
