@@ -158,3 +158,17 @@ def test_tf_padding_never_overrides_the_graph_and_says_what_it_filled(tmp_path):
     print(notes)
     assert "--tf-padding same applied to 1 module(s) the source does not describe: extra" in notes
     assert {r["module"] for r in report["rewrites"]} == {"conv1", "pool", "bn1", "extra"}
+
+
+def test_an_untied_same_pool_fails_unless_the_rules_name_its_module(tmp_path):
+    """A port whose pool is functional (F.max_pool2d: no module to rewrite) cannot be made exact: exit 1
+    naming the TF pool; a [padding] rule for some other module does not silence it."""
+    port = _port(tmp_path / "user")
+    port.write_text(port.read_text().replace("x = self.pool(torch.relu(self.bn1(self.conv1(x))))",
+                                             "x = F.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 3, 2, 1)")
+                    .replace("import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n"))
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[padding]\n"dw" = "same"\n')
+    result = _convert(port, tmp_path / "out", "--rules", rules)
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "MaxPool 'MaxPool2d' (max [3, 3]/[2, 2])" in result.stderr

@@ -123,7 +123,7 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
         failures += [f"{f.dense!r}: {f.what}, but the model could not be run to see its input ({failure}); "
                      f"pass --input-shape or add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\""
                      for f in ties.flattens if f.dense_key not in rules.layouts]
-    failures += _untied_pools(ties, rules.padding, failure)
+    failures += _untied_pools(model, ties, rules.padding, failure)
     report.failures += failures
     mark_harmless(report, model, trace, failure, rebuild=lambda: build_user_model(ref))
     same, padding_notes = same_modules(model, spec, key_of_var, tf_padding, rules.padding, ties)
@@ -136,13 +136,17 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
     return plans, report, source
 
 
-def _untied_pools(ties: Ties, overrides: dict[str, str], failure: str) -> list[str]:
-    """A SAME pool of the source that no module could be tied to would be left as the port wrote it."""
+def _untied_pools(model: Any, ties: Ties, overrides: dict[str, str], failure: str) -> list[str]:
+    """A SAME pool of the source that no module could be tied to would be left as the port wrote it,
+    unless the rules file's [padding] names every pool module that is not tied."""
     same = [p for p in ties.untied if p.padding == "SAME" and any(k > 1 for k in p.kernel)]
-    if not same or overrides:
+    loose = [path for path, m in model.named_modules()
+             if window_kind(m).startswith(("MaxPool", "AvgPool")) and path not in ties.pools]
+    if not same or (loose and all(path in overrides for path in loose)):
         return []
     why = f"the model could not be run ({failure})" if failure else \
-        "no nn pool module sits at the same place in the forward pass with that kind, window and stride"
+        ("no nn pool module sits at the same place in the forward pass with that kind, window and stride "
+         "(a functional F.max_pool2d cannot be rewritten: make it an nn.MaxPool2d module)")
     return [f"{len(same)} TF 'SAME' pool(s) could not be tied to a module of the PyTorch model: "
             + ", ".join(f"{p.what} ({p.mode} {list(p.kernel)}/{list(p.stride)})" for p in same[:5])
             + f"; {why}; name the modules in a rules [padding] section (\"path.to.pool\" = \"same\")"
