@@ -36,7 +36,8 @@ def keras_layers(graph) -> list:
     return out
 
 
-def _module_of(variables, key_of_var: dict[str, str]) -> str:
+def module_of(variables, key_of_var: dict[str, str]) -> str:
+    """The module the first mapped of ``variables`` went to ("" if none was mapped)."""
     keys = [key_of_var[v] for v in variables if v in key_of_var]
     return keys[0].rpartition(".")[0] if keys else ""
 
@@ -47,11 +48,11 @@ def described_padding(spec, key_of_var: dict[str, str], ties) -> dict[str, tuple
     found: dict[str, tuple[str, str]] = {}
     for layer in keras_layers(spec.graph):
         padding = layer.config.get("padding")
-        module = _module_of((w.name for w in layer.weights), key_of_var)
+        module = module_of((w.name for w in layer.weights), key_of_var)
         if module and padding in ("same", "valid"):
             found[module] = (padding.upper(), f"Keras config: {layer.class_name} {layer.name!r} padding {padding!r}")
     for op in spec.ops:
-        module = _module_of(op.variables, key_of_var)
+        module = module_of(op.variables, key_of_var)
         if module and op.padding in ("SAME", "VALID"):
             found[module] = (op.padding, f"TF graph: {op.op} {op.name!r} padding {op.padding}")
     for module, op in ties.pools.items():
@@ -122,11 +123,11 @@ def norm_epsilons(model: Any, spec, key_of_var: dict[str, str], overrides: dict[
     for layer in keras_layers(spec.graph):
         eps = layer.config.get("epsilon")
         if layer.class_name in _KERAS_NORMS and isinstance(eps, (int, float)) and not isinstance(eps, bool):
-            module = _module_of((w.name for w in layer.weights), key_of_var)
+            module = module_of((w.name for w in layer.weights), key_of_var)
             if module:
                 evidence[module] = (float(eps), f"Keras config: {layer.class_name} {layer.name!r} epsilon {eps:g}")
     for op in spec.ops:
-        module = _module_of(op.variables, key_of_var) if op.epsilon is not None else ""
+        module = module_of(op.variables, key_of_var) if op.epsilon is not None else ""
         if module:  # the attr is a float32: its shortest repr (0.001, not 0.0010000000474974513)
             eps = float(f"{op.epsilon:.7g}")
             evidence[module] = (eps, f"TF graph: {op.op} {op.name!r} epsilon {eps:g}")

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import sources
 from .sources import keras_layers, per_dim, window_kind
 
 TF1_ANCHORS = ("Conv2D", "Conv3D", "DepthwiseConv2dNative", "Conv2DBackpropInput", "FusedBatchNorm",
@@ -61,8 +62,7 @@ def _spatial(values: tuple[int, ...], data_format: str) -> tuple[int, ...]:
 def source_ops(spec: Any, key_of_var: dict[str, str]) -> tuple[list[SourceOp], list[Flatten]]:
     """Anchors and pools of a TF1 graph or a Keras config, in source order; and its Flatten->Dense."""
     def module_of(variables) -> str:
-        keys = [key_of_var[v] for v in variables if v in key_of_var]
-        return keys[0].rpartition(".")[0] if keys else ""
+        return sources.module_of(variables, key_of_var)
 
     ops: list[SourceOp] = []
     flattens: list[Flatten] = []
