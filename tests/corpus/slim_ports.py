@@ -3,6 +3,7 @@ layout (``layer1.0.conv1``, ``bn1``, ``downsample = Sequential(conv, bn)``, ``fc
 PyTorch's default BatchNorm epsilon — and slim's semantics (the stride on a block's last unit, in its
 3x3 conv; a 1x1 max pool as the identity shortcut of a strided unit; logits as a 1x1 conv -> Linear)."""
 
+import torch
 import torch.nn as nn
 
 
@@ -57,3 +58,59 @@ class ResNetV1(nn.Module):
 
 def resnet_v1_small():
     return ResNetV1()
+
+
+class PreActBottleneck(nn.Module):
+    """slim ``resnet_v2`` bottleneck: BN+ReLU first (``bn0``, slim's "preact"), convs 1 and 2 with BN,
+    conv 3 and a projection shortcut with biases and no BN; the identity shortcut reads the raw input."""
+
+    def __init__(self, depth_in, depth, bottleneck, stride):
+        super().__init__()
+        self.bn0 = nn.BatchNorm2d(depth_in)
+        self.conv1 = nn.Conv2d(depth_in, bottleneck, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(bottleneck)
+        self.conv2 = nn.Conv2d(bottleneck, bottleneck, 3, stride=stride, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(bottleneck)
+        self.conv3 = nn.Conv2d(bottleneck, depth, 1)
+        self.project = depth != depth_in
+        if self.project:
+            self.downsample = nn.Conv2d(depth_in, depth, 1, stride=stride)
+        else:
+            self.downsample = nn.MaxPool2d(1, stride) if stride > 1 else nn.Identity()
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        pre = self.relu(self.bn0(x))
+        shortcut = self.downsample(pre if self.project else x)
+        out = self.relu(self.bn1(self.conv1(pre)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        return shortcut + self.conv3(out)
+
+
+class ResNetV2(nn.Module):
+    """slim ``resnet_v2``: a root conv with biases and no BN, pre-activation units, ``postnorm``."""
+
+    def __init__(self, blocks=((4, 2, 2), (8, 2, 1)), num_classes=5):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3)
+        self.maxpool = nn.MaxPool2d(3, 2, padding=1)
+        depth_in = 64
+        for i, (base, units, stride) in enumerate(blocks, 1):
+            layer = []
+            for u in range(units):
+                layer.append(PreActBottleneck(depth_in, base * 4, base, stride if u == units - 1 else 1))
+                depth_in = base * 4
+            setattr(self, f"layer{i}", nn.Sequential(*layer))
+        self.n_layers = len(blocks)
+        self.bn = nn.BatchNorm2d(depth_in)
+        self.fc = nn.Linear(depth_in, num_classes)
+
+    def forward(self, x):
+        x = self.maxpool(self.conv1(x))
+        for i in range(1, self.n_layers + 1):
+            x = getattr(self, f"layer{i}")(x)
+        return self.fc(torch.relu(self.bn(x)).mean((2, 3)))
+
+
+def resnet_v2_small():
+    return ResNetV2()
