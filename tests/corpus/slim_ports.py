@@ -114,3 +114,34 @@ class ResNetV2(nn.Module):
 
 def resnet_v2_small():
     return ResNetV2()
+
+
+def _vgg_features(cfg):
+    layers, channels = [], 3
+    for v in cfg:
+        if v == "M":
+            layers.append(nn.MaxPool2d(2, 2))
+        else:
+            layers += [nn.Conv2d(channels, v, 3, padding=1), nn.ReLU()]
+            channels = v
+    return nn.Sequential(*layers)
+
+
+class VGG16(nn.Module):
+    """slim ``vgg_16`` in torchvision's layout (``features`` / ``classifier`` Sequentials), with slim's
+    fully connected layers as the convs they are there (fc6 a 7x7 conv, fc7 and fc8 1x1)."""
+
+    def __init__(self, num_classes=5):
+        super().__init__()
+        self.features = _vgg_features([64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
+                                       512, 512, 512, "M"])
+        self.classifier = nn.Sequential(nn.Conv2d(512, 4096, 7), nn.ReLU(), nn.Dropout(),
+                                        nn.Conv2d(4096, 4096, 1), nn.ReLU(), nn.Dropout(),
+                                        nn.Conv2d(4096, num_classes, 1))
+
+    def forward(self, x):
+        return self.classifier(self.features(x)).flatten(1)
+
+
+def vgg_16():
+    return VGG16()

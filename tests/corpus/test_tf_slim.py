@@ -122,3 +122,43 @@ def test_slim_resnet_v2_onto_a_preactivation_port_with_no_rules(resnet_v2):
     rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
     print(f"tf_slim resnet_v2 (2 blocks) -> pre-activation port, no rules: max rel err {rel:.2e}; {counts}")
     assert rel <= 1e-4
+
+
+@pytest.fixture(scope="module")
+def vgg_16(tmp_path_factory):
+    """The full slim vgg_16 (138M parameters: fc6 alone is a 7x7x512x4096 conv) on 224 px."""
+    tf, slim = require_slim()
+    from tf_slim.nets import vgg
+
+    tf1 = tf.compat.v1
+    folder = tmp_path_factory.mktemp("slim_vgg_16")
+    rng = np.random.default_rng(16)
+    x = rng.normal(size=(1, 224, 224, 3)).astype(np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = tf1.placeholder(tf.float32, [None, 224, 224, 3], name="input")
+        with slim.arg_scope(vgg.vgg_arg_scope()):
+            logits, _ = vgg.vgg_16(inputs, num_classes=5, is_training=False)
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            _randomise(tf1, sess, rng)
+            expected = sess.run(logits, {inputs: x})
+            tf1.train.Saver().save(sess, str(folder / "model.ckpt"))
+    return folder, x, expected
+
+
+def test_slim_vgg_16_onto_a_torchvision_style_port_with_no_rules(vgg_16):
+    folder, x, expected = vgg_16
+    result = api.convert(folder / "model.ckpt", None, dry_run=True, model=f"{PORTS}:vgg_16")
+    counts = result.report.counts()
+    assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
+    mapped = {e.source: e.key for e in result.report.by_status("mapped")}
+    assert mapped["vgg_16/conv3/conv3_3/weights"] == "features.14.weight"
+    assert mapped["vgg_16/fc6/weights"] == "classifier.0.weight"
+    model = load_source(result.model_source, folder / "model.py")["build_model"]()
+    model.load_state_dict(state_dict(result.plans), strict=True)
+    with torch.no_grad():
+        out = model.eval()(to_torch_layout(x)).numpy()
+    rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
+    print(f"tf_slim vgg_16 (138M parameters) -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
+    assert rel <= 1e-4
