@@ -145,3 +145,101 @@ class VGG16(nn.Module):
 
 def vgg_16():
     return VGG16()
+
+
+class BasicConv2d(nn.Module):
+    """conv (no bias) + BatchNorm + ReLU, as torchvision's Inception3 names them."""
+
+    def __init__(self, cin, cout, kernel, stride=1, padding=0):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, kernel, stride=stride, padding=padding, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Split(nn.Module):
+    """Two convs on one input, concatenated (Inception-v3's 1x3 / 3x1 pairs)."""
+
+    def __init__(self, a, b):
+        super().__init__()
+        self.a, self.b = a, b
+
+    def forward(self, x):
+        return torch.cat([self.a(x), self.b(x)], 1)
+
+
+class Mixed(nn.Module):
+    def __init__(self, branches):
+        super().__init__()
+        for i, branch in enumerate(branches):
+            setattr(self, f"branch{i}", branch)
+        self.n = len(branches)
+
+    def forward(self, x):
+        return torch.cat([getattr(self, f"branch{i}")(x) for i in range(self.n)], 1)
+
+
+def _same(cin, cout, k):  # a stride-1 'SAME' conv of slim, ported as padding = k // 2
+    k = (k, k) if isinstance(k, int) else k
+    return BasicConv2d(cin, cout, k, padding=(k[0] // 2, k[1] // 2))
+
+
+def _pool_branch(cin, cout):  # slim's Branch_3: a 3x3 stride-1 SAME average pool, then a 1x1 conv
+    return nn.Sequential(nn.AvgPool2d(3, 1, padding=1), _same(cin, cout, 1))
+
+
+def _mixed_5(cin, pool):
+    return Mixed([_same(cin, 64, 1), nn.Sequential(_same(cin, 48, 1), _same(48, 64, 5)),
+                  nn.Sequential(_same(cin, 64, 1), _same(64, 96, 3), _same(96, 96, 3)), _pool_branch(cin, pool)])
+
+
+def _mixed_6(c7):
+    return Mixed([_same(768, 192, 1),
+                  nn.Sequential(_same(768, c7, 1), _same(c7, c7, (1, 7)), _same(c7, 192, (7, 1))),
+                  nn.Sequential(_same(768, c7, 1), _same(c7, c7, (7, 1)), _same(c7, c7, (1, 7)), _same(c7, c7, (7, 1)),
+                                _same(c7, 192, (1, 7))), _pool_branch(768, 192)])
+
+
+def _mixed_7(cin):
+    return Mixed([_same(cin, 320, 1), nn.Sequential(_same(cin, 384, 1), Split(_same(384, 384, (1, 3)), _same(384, 384, (3, 1)))),
+                  nn.Sequential(_same(cin, 448, 1), _same(448, 384, 3), Split(_same(384, 384, (1, 3)), _same(384, 384, (3, 1)))),
+                  _pool_branch(cin, 192)])
+
+
+class InceptionV3(nn.Module):
+    """slim ``inception_v3`` (no aux logits) with torchvision's module names: ``Conv2d_1a_3x3``,
+    ``Mixed_5b`` ... ``Mixed_7c``, each Mixed's branches in slim's order, ``fc`` a 1x1 conv's Linear."""
+
+    def __init__(self, num_classes=5):
+        super().__init__()
+        self.Conv2d_1a_3x3 = BasicConv2d(3, 32, 3, stride=2)
+        self.Conv2d_2a_3x3 = BasicConv2d(32, 32, 3)
+        self.Conv2d_2b_3x3 = BasicConv2d(32, 64, 3, padding=1)
+        self.maxpool1 = nn.MaxPool2d(3, 2)
+        self.Conv2d_3b_1x1 = BasicConv2d(64, 80, 1)
+        self.Conv2d_4a_3x3 = BasicConv2d(80, 192, 3)
+        self.maxpool2 = nn.MaxPool2d(3, 2)
+        self.Mixed_5b, self.Mixed_5c, self.Mixed_5d = _mixed_5(192, 32), _mixed_5(256, 64), _mixed_5(288, 64)
+        self.Mixed_6a = Mixed([BasicConv2d(288, 384, 3, stride=2),
+                               nn.Sequential(_same(288, 64, 1), _same(64, 96, 3), BasicConv2d(96, 96, 3, stride=2)),
+                               nn.MaxPool2d(3, 2)])
+        self.Mixed_6b, self.Mixed_6c, self.Mixed_6d, self.Mixed_6e = _mixed_6(128), _mixed_6(160), _mixed_6(160), _mixed_6(192)
+        self.Mixed_7a = Mixed([nn.Sequential(_same(768, 192, 1), BasicConv2d(192, 320, 3, stride=2)),
+                               nn.Sequential(_same(768, 192, 1), _same(192, 192, (1, 7)), _same(192, 192, (7, 1)),
+                                             BasicConv2d(192, 192, 3, stride=2)),
+                               nn.MaxPool2d(3, 2)])
+        self.Mixed_7b, self.Mixed_7c = _mixed_7(1280), _mixed_7(2048)
+        self.fc = nn.Linear(2048, num_classes)
+
+    def forward(self, x):
+        x = self.maxpool1(self.Conv2d_2b_3x3(self.Conv2d_2a_3x3(self.Conv2d_1a_3x3(x))))
+        x = self.maxpool2(self.Conv2d_4a_3x3(self.Conv2d_3b_1x1(x)))
+        for name in ("5b", "5c", "5d", "6a", "6b", "6c", "6d", "6e", "7a", "7b", "7c"):
+            x = getattr(self, f"Mixed_{name}")(x)
+        return self.fc(x.mean((2, 3)))
+
+
+def inception_v3():
+    return InceptionV3()

@@ -162,3 +162,47 @@ def test_slim_vgg_16_onto_a_torchvision_style_port_with_no_rules(vgg_16):
     rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
     print(f"tf_slim vgg_16 (138M parameters) -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
     assert rel <= 1e-4
+
+
+@pytest.fixture(scope="module")
+def inception_v3(tmp_path_factory):
+    """slim inception_v3 at its native 299 px (so the 8x8 logits pool is a global mean), no aux logits."""
+    tf, slim = require_slim()
+    from tf_slim.nets import inception_v3 as nets
+
+    tf1 = tf.compat.v1
+    folder = tmp_path_factory.mktemp("slim_inception_v3")
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(1, 299, 299, 3)).astype(np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = tf1.placeholder(tf.float32, [None, 299, 299, 3], name="input")
+        with slim.arg_scope(nets.inception_v3_arg_scope()):
+            logits, _ = nets.inception_v3(inputs, num_classes=5, is_training=False, create_aux_logits=False)
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            _randomise(tf1, sess, rng)
+            expected = sess.run(logits, {inputs: x})
+            tf1.train.Saver().save(sess, str(folder / "model.ckpt"))
+    return folder, x, expected
+
+
+def test_slim_inception_v3_onto_a_torchvision_style_port_with_no_rules(inception_v3):
+    """Branches in slim's order, 1x3/3x1 pairs, SAME average pools in every Branch_3 (TF's divisor
+    counts only real pixels: the port's AvgPool2d is rewritten), stride-2 VALID convs."""
+    folder, x, expected = inception_v3
+    result = api.convert(folder / "model.ckpt", None, dry_run=True, model=f"{PORTS}:inception_v3")
+    counts = result.report.counts()
+    assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
+    mapped = {e.source: e.key for e in result.report.by_status("mapped")}
+    assert mapped["InceptionV3/Mixed_7b/Branch_1/Conv2d_0b_3x1/weights"] == "Mixed_7b.branch1.1.b.conv.weight"
+    assert mapped["InceptionV3/Mixed_6a/Branch_1/Conv2d_1a_1x1/BatchNorm/beta"] == "Mixed_6a.branch1.2.bn.bias"
+    pools = {r["module"] for r in result.report.rewrites if r["kind"] == "pool"}
+    assert "Mixed_5b.branch3.0" in pools
+    model = load_source(result.model_source, folder / "model.py")["build_model"]()
+    model.load_state_dict(state_dict(result.plans), strict=True)
+    with torch.no_grad():
+        out = model.eval()(to_torch_layout(x)).numpy()
+    rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
+    print(f"tf_slim inception_v3 -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
+    assert rel <= 1e-4

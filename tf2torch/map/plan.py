@@ -81,6 +81,12 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
     for tgt in result.missing:
         report.add(Entry("missing", key=tgt.key, out_shape=tgt.shape, reason=f"no source variable for this {tgt.module_type or 'key'}"))
     mapped_modules = {m.target.key.rpartition(".")[0] for m in result.matches}
+    gammas = _scale_free_gammas(result, candidates)
+    for tgt in result.missing:
+        if tgt.key in gammas:
+            plans.append(_constant(tgt.key, tgt.shape, 1.0))
+            report.entries.remove(next(e for e in report.entries if e.status == "missing" and e.key == tgt.key))
+            report.add(Entry("filled", key=tgt.key, out_shape=tgt.shape, dtype="float32", reason=gammas[tgt.key]))
     for tgt in counters:
         module = tgt.key.rpartition(".")[0]
         if module in mapped_modules:
@@ -90,6 +96,26 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
         else:
             report.add(Entry("missing", key=tgt.key, out_shape=tgt.shape, reason="its BatchNorm has no source"))
     return plans, report
+
+
+def _scale_free_gammas(result, candidates: list[Variable]) -> dict[str, str]:
+    """BatchNorm weights to fill with ones: the module's mean and variance came from a TF batch norm
+    scope that holds no gamma (built with scale=False, e.g. TF-slim's Inception: TF multiplies by 1)."""
+    names = {v.name.split(":")[0] for v in candidates}
+    found = {}
+    missing = {t.key for t in result.missing}
+    for m in result.matches:
+        module, leaf = m.target.key.rpartition(".")[::2]
+        scope, _, tf_leaf = m.source.name.split(":")[0].rpartition("/")
+        if leaf == "running_var" and tf_leaf == "moving_variance" and f"{module}.weight" in missing \
+                and "Norm" in m.target.module_type and f"{scope}/gamma" not in names:
+            found[f"{module}.weight"] = f"1: the TF batch norm {scope!r} has no gamma (scale=False)"
+    return found
+
+
+def _constant(key: str, shape: tuple[int, ...], value: float) -> TensorPlan:
+    float32 = dtypes.by_name("float32")
+    return TensorPlan(key=key, dtype=float32, shape=shape, produce=lambda: np.full(shape, value, "<f4"), source="")
 
 
 def _zeros(key: str, shape: tuple[int, ...]) -> TensorPlan:

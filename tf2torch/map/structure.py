@@ -87,8 +87,18 @@ def source_tree(items: list[tuple[str, str, tuple[int, ...]]], ordered: bool) ->
             else:
                 node = _child(node, part)
         node.leaves[role] = (name, shape)
+    _scale_free_norms(root)
     _sort(root, ordered)
     return root
+
+
+def _scale_free_norms(node: Node) -> None:
+    """A TF batch norm built with scale=False (TF-slim's Inception) stores no gamma; it still meets a
+    torch BatchNorm, whose weight is then filled with ones (``plan.onto_model``): a leaf with no source."""
+    if {"bias", "running_mean", "running_var"} <= set(node.leaves) and "weight" not in node.leaves:
+        node.leaves["weight"] = ("", node.leaves["bias"][1])
+    for child in node.children:
+        _scale_free_norms(child)
 
 
 def _sort(node: Node, ordered: bool) -> None:
@@ -155,7 +165,8 @@ def _pair(s: Node, t: Node, pairs: dict[str, str], depth: int, ordered: bool) ->
         if not (s.leaves and t.leaves) or set(s.leaves) != set(t.leaves):
             return _pair_groups(s.groups(), t.groups(), pairs, ordered)
         for role, (name, _) in s.leaves.items():
-            pairs[name] = t.leaves[role][0]
+            if name:  # "" is a scale-free norm's missing gamma: nothing to pair
+                pairs[name] = t.leaves[role][0]
         return True
     sc, tc = [_unwrap(c) for c in s.children], [_unwrap(c) for c in t.children]
     distinct = len({_key(c) for c in sc}) == len(sc)  # without a known order, only tell-apart children
@@ -172,8 +183,8 @@ def _key(node: Node) -> tuple:
 
 
 def _pair_groups(sg: list[Node], tg: list[Node], pairs: dict[str, str], ordered: bool) -> bool:
-    """Pair two equal multisets of groups: unique signatures, then norms through their owners, then
-    repeated signatures in order. All or nothing."""
+    """Pair two equal multisets of groups: unique signatures, then repeated layers in order, then
+    norms through the layers that own them. All or nothing."""
     if Counter(_key(g) for g in sg) != Counter(_key(g) for g in tg):
         return False
     matched: dict[int, Node] = {}
@@ -186,21 +197,25 @@ def _pair_groups(sg: list[Node], tg: list[Node], pairs: dict[str, str], ordered:
     for key, group in by_key_s.items():
         if len(group) == 1:
             matched[id(group[0])] = by_key_t[key][0]
+    for key, group in by_key_s.items():  # layers of one repeated signature: in (block, unit) order
+        if len(group) > 1 and not any(g.norm for g in group):
+            if not ordered:
+                return False  # no order to go by: which is which is not known
+            matched.update((id(a), b) for a, b in zip(group, by_key_t[key]))
     for key, group in by_key_s.items():  # norms through the layer that owns them
-        if len(group) > 1 and all(g.norm for g in group):
-            for g in group:
+        if len(group) > 1 and any(g.norm for g in group):
+            for g in (g for g in group if g.norm):
                 owner_pair = matched.get(id(g.owner)) if g.owner is not None else None
                 found = [t for t in by_key_t[key] if t.owner is not None and t.owner is owner_pair]
-                if len(found) == 1:
-                    matched[id(g)] = found[0]
-    for key, group in by_key_s.items():  # the rest of a repeated signature: in order
-        left_s = [g for g in group if id(g) not in matched]
-        taken = {id(v) for v in matched.values()}
-        left_t = [t for t in by_key_t[key] if id(t) not in taken]
-        if any(g.norm for g in left_s) or (left_s and not ordered):
-            return False  # a norm whose owner did not pair, or no order to go by: not known
-        for a, b in zip(left_s, left_t):
-            matched[id(a)] = b
+                if len(found) != 1:
+                    return False  # a norm whose owner did not pair: its place is not known
+                matched[id(g)] = found[0]
+            # the rest of that signature (norms owning no layer, slim's "preact"): in order
+            taken = {id(v) for v in matched.values()}
+            rest = [g for g in group if id(g) not in matched]
+            if rest and not ordered:
+                return False
+            matched.update((id(a), b) for a, b in zip(rest, [t for t in by_key_t[key] if id(t) not in taken]))
     if len(matched) != len(sg) or len({id(v) for v in matched.values()}) != len(tg):
         return False
     for g in sg:
@@ -210,7 +225,8 @@ def _pair_groups(sg: list[Node], tg: list[Node], pairs: dict[str, str], ordered:
     for g in sg:
         t = matched[id(g)]
         for role, (name, _) in g.leaves.items():
-            pairs[name] = t.leaves[role][0]
+            if name:
+                pairs[name] = t.leaves[role][0]
     return True
 
 
