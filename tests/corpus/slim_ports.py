@@ -56,8 +56,11 @@ class ResNetV1(nn.Module):
         return self.fc(x.mean((2, 3)))
 
 
-def resnet_v1_small():
-    return ResNetV1()
+SLIM_RESNET_50 = ((64, 3, 2), (128, 4, 2), (256, 6, 2), (512, 3, 1))  # resnet_v1_50 / resnet_v2_50 blocks
+
+
+def resnet_v1_50():
+    return ResNetV1(SLIM_RESNET_50)
 
 
 class PreActBottleneck(nn.Module):
@@ -112,8 +115,8 @@ class ResNetV2(nn.Module):
         return self.fc(torch.relu(self.bn(x)).mean((2, 3)))
 
 
-def resnet_v2_small():
-    return ResNetV2()
+def resnet_v2_50():
+    return ResNetV2(SLIM_RESNET_50)
 
 
 def _vgg_features(cfg):

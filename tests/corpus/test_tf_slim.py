@@ -51,23 +51,20 @@ def _randomise(tf1, sess, rng) -> None:
 
 
 def _slim_resnet(tmp_path_factory, version: int):
-    """A two-block slim resnet_v1 / resnet_v2 (the nets' own block and net functions), saved with its
-    .meta; TF's logits on a fixed input."""
+    """slim's own resnet_v1_50 / resnet_v2_50 (25M parameters) at 96 px, saved with its .meta; TF's
+    logits on a fixed input."""
     tf, slim = require_slim()
     nets = importlib.import_module(f"tf_slim.nets.resnet_v{version}")
-    block = getattr(nets, f"resnet_v{version}_block")
 
     tf1 = tf.compat.v1
-    folder = tmp_path_factory.mktemp(f"slim_resnet_v{version}")
+    folder = tmp_path_factory.mktemp(f"slim_resnet_v{version}_50")
     rng = np.random.default_rng(10 + version)
-    x = rng.normal(size=(2, 64, 64, 3)).astype(np.float32)
+    x = rng.normal(size=(2, 96, 96, 3)).astype(np.float32)
     graph = tf.Graph()
     with graph.as_default():
-        inputs = tf1.placeholder(tf.float32, [None, 64, 64, 3], name="input")
-        blocks = [block("block1", base_depth=4, num_units=2, stride=2), block("block2", base_depth=8, num_units=2, stride=1)]
+        inputs = tf1.placeholder(tf.float32, [None, 96, 96, 3], name="input")
         with slim.arg_scope(nets.resnet_arg_scope()):
-            logits, _ = getattr(nets, f"resnet_v{version}")(inputs, blocks, num_classes=5, is_training=False,
-                                                             scope=f"resnet_v{version}_small")
+            logits, _ = getattr(nets, f"resnet_v{version}_50")(inputs, num_classes=5, is_training=False)
         with tf1.Session(graph=graph) as sess:
             sess.run(tf1.global_variables_initializer())
             _randomise(tf1, sess, rng)
@@ -88,39 +85,39 @@ def resnet_v2(tmp_path_factory):
 
 def test_slim_resnet_v1_onto_a_torchvision_style_port_with_no_rules(resnet_v1):
     folder, x, expected = resnet_v1
-    result = api.convert(folder / "model.ckpt", None, dry_run=True, model=f"{PORTS}:resnet_v1_small")
+    result = api.convert(folder / "model.ckpt", None, dry_run=True, model=f"{PORTS}:resnet_v1_50")
     counts = result.report.counts()
     assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
     mapped = {e.source: e.key for e in result.report.by_status("mapped")}
-    assert mapped["resnet_v1_small/block1/unit_1/bottleneck_v1/shortcut/weights"] == "layer1.0.downsample.0.weight"
-    assert mapped["resnet_v1_small/block1/unit_1/bottleneck_v1/shortcut/BatchNorm/gamma"] == "layer1.0.downsample.1.weight"
-    assert mapped["resnet_v1_small/block1/unit_2/bottleneck_v1/conv3/BatchNorm/beta"] == "layer1.1.bn3.bias"
-    assert mapped["resnet_v1_small/logits/weights"] == "fc.weight"
+    assert mapped["resnet_v1_50/block1/unit_1/bottleneck_v1/shortcut/weights"] == "layer1.0.downsample.0.weight"
+    assert mapped["resnet_v1_50/block1/unit_1/bottleneck_v1/shortcut/BatchNorm/gamma"] == "layer1.0.downsample.1.weight"
+    assert mapped["resnet_v1_50/block1/unit_2/bottleneck_v1/conv3/BatchNorm/beta"] == "layer1.1.bn3.bias"
+    assert mapped["resnet_v1_50/logits/weights"] == "fc.weight"
     model = load_source(result.model_source, folder / "model.py")["build_model"]()
     model.load_state_dict(state_dict(result.plans), strict=True)
     with torch.no_grad():
         out = model.eval()(to_torch_layout(x)).numpy()
     rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
-    print(f"tf_slim resnet_v1 (2 blocks) -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
+    print(f"tf_slim resnet_v1_50 -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
     assert rel <= 1e-4
 
 
 def test_slim_resnet_v2_onto_a_preactivation_port_with_no_rules(resnet_v2):
     """Pre-activation units: slim's "preact" BatchNorm owns no conv, the shortcut and conv3 have biases."""
     folder, x, expected = resnet_v2
-    result = api.convert(folder / "model.ckpt", None, dry_run=True, model=f"{PORTS}:resnet_v2_small")
+    result = api.convert(folder / "model.ckpt", None, dry_run=True, model=f"{PORTS}:resnet_v2_50")
     counts = result.report.counts()
     assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
     mapped = {e.source: e.key for e in result.report.by_status("mapped")}
-    assert mapped["resnet_v2_small/block1/unit_1/bottleneck_v2/preact/gamma"] == "layer1.0.bn0.weight"
-    assert mapped["resnet_v2_small/block1/unit_1/bottleneck_v2/shortcut/biases"] == "layer1.0.downsample.bias"
-    assert mapped["resnet_v2_small/postnorm/moving_variance"] == "bn.running_var"
+    assert mapped["resnet_v2_50/block1/unit_1/bottleneck_v2/preact/gamma"] == "layer1.0.bn0.weight"
+    assert mapped["resnet_v2_50/block1/unit_1/bottleneck_v2/shortcut/biases"] == "layer1.0.downsample.bias"
+    assert mapped["resnet_v2_50/postnorm/moving_variance"] == "bn.running_var"
     model = load_source(result.model_source, folder / "model.py")["build_model"]()
     model.load_state_dict(state_dict(result.plans), strict=True)
     with torch.no_grad():
         out = model.eval()(to_torch_layout(x)).numpy()
     rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
-    print(f"tf_slim resnet_v2 (2 blocks) -> pre-activation port, no rules: max rel err {rel:.2e}; {counts}")
+    print(f"tf_slim resnet_v2_50 -> pre-activation port, no rules: max rel err {rel:.2e}; {counts}")
     assert rel <= 1e-4
 
 

@@ -67,3 +67,29 @@ def test_depthwise_kernel_goes_to_a_grouped_conv():
     t = TargetParam("dw.weight", (16, 1, 3, 3), "Conv2d", groups=8)
     result = match([var("dw/depthwise_kernel", (3, 3, 8, 2))], [t])
     assert [m.layout.name for m in result.matches] == ["depthwise2d"]
+
+
+def _unit(order):
+    """A ResNet unit: shortcut and conv3 are both 1x1 64 -> 256; slim creates the shortcut first."""
+    sources = [var(f"unit/{n}/weights", s) for n, s in order]
+    return sources, [s.name for s in sources]
+
+
+def test_structure_pairs_same_shaped_siblings_by_name_not_by_creation_order():
+    sources, order = _unit([("shortcut", (1, 1, 64, 256)), ("conv1", (1, 1, 64, 16)), ("conv3", (1, 1, 16, 256)),
+                            ("conv4", (1, 1, 64, 256))])
+    targets = [target("block.conv1.weight", (16, 64, 1, 1), "Conv2d"), target("block.conv3.weight", (256, 16, 1, 1), "Conv2d"),
+               target("block.conv4.weight", (256, 64, 1, 1), "Conv2d"),
+               target("block.downsample.0.weight", (256, 64, 1, 1), "Conv2d")]
+    result = match(sources, targets, source_order=order)
+    pairs = {m.source.name: m.target.key for m in result.matches}
+    print(pairs)
+    assert pairs["unit/conv4/weights"] == "block.conv4.weight"  # by its name, not by position
+    assert pairs["unit/shortcut/weights"] == "block.downsample.0.weight"  # the one left over
+
+
+def test_same_shaped_siblings_with_no_telling_names_are_not_paired():
+    sources, order = _unit([("a", (1, 1, 64, 256)), ("b", (1, 1, 64, 256))])
+    targets = [target("block.x.weight", (256, 64, 1, 1), "Conv2d"), target("block.y.weight", (256, 64, 1, 1), "Conv2d")]
+    result = match(sources, targets, source_order=order)
+    assert not result.matches and len(result.missing) == 2

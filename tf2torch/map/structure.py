@@ -33,8 +33,11 @@ def _natural(name: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p for p in _NATURAL.split(name))
 
 
-def _dims(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(sorted(d for d in shape if d != 1))
+def _dims(shape: tuple[int, ...], tf: bool) -> tuple:
+    """A parameter's shape up to layout: its sizes without 1s, and for a 2-D/3-D conv kernel its window
+    in order (a 1x3 and a 3x1 conv differ; TF keeps the window first, torch last)."""
+    window = tuple(shape[:-2] if tf else shape[2:]) if len(shape) in (4, 5) else ()
+    return tuple(sorted(d for d in shape if d != 1)), (window if any(w != 1 for w in window) else ())
 
 
 @dataclass
@@ -44,9 +47,11 @@ class Node:
     children: list[Node] = field(default_factory=list)
     norm: bool = False  # a norm group (BatchNorm / LayerNorm ...): paired through its owner
     owner: Node | None = None
+    tf: bool = False  # a source (TF-layout) node
+    parent: Node | None = None
 
     def signature(self) -> Counter:
-        sig: Counter = Counter((role, _dims(shape)) for role, (_, shape) in self.leaves.items())
+        sig: Counter = Counter((role, _dims(shape, self.tf)) for role, (_, shape) in self.leaves.items())
         for child in self.children:
             sig.update(child.signature())
         return sig
@@ -63,7 +68,7 @@ def _child(node: Node, name: str) -> Node:
     for c in node.children:
         if c.name == name:
             return c
-    c = Node(name)
+    c = Node(name, tf=node.tf, parent=node)
     node.children.append(c)
     return c
 
@@ -72,7 +77,7 @@ def source_tree(items: list[tuple[str, str, tuple[int, ...]]], ordered: bool) ->
     """(variable name, role, shape) -> tree; a wrapper scope (``X/BatchNorm``) becomes a norm group
     placed right after ``X`` and owned by it. ``ordered``: the items come in creation order (a .meta
     graph, a Keras file), which is kept; else children are put in natural name order."""
-    root = Node("")
+    root = Node("", tf=True)
     for name, role, shape in items:
         parts = split_tf(name)[:-1]
         node = root
@@ -169,8 +174,13 @@ def _pair(s: Node, t: Node, pairs: dict[str, str], depth: int, ordered: bool) ->
                 pairs[name] = t.leaves[role][0]
         return True
     sc, tc = [_unwrap(c) for c in s.children], [_unwrap(c) for c in t.children]
-    distinct = len({_key(c) for c in sc}) == len(sc)  # without a known order, only tell-apart children
-    if len(sc) == len(tc) and (ordered or distinct) and all(a.signature() == b.signature() for a, b in zip(sc, tc)):
+    # Children pair in order when none of them look alike, or when the port keeps them in a sequence
+    # (numbered: blocks, units) and the source's creation order is known; same-looking siblings of a
+    # plain module (a unit's shortcut and conv3) are left to _pair_groups, which wants names for them.
+    distinct = len({_key(c) for c in sc}) == len(sc)
+    sequence = bool(t.children) and all(c.name.isdigit() for c in t.children)
+    if len(sc) == len(tc) and (distinct or (ordered and sequence)) \
+            and all(a.signature() == b.signature() for a, b in zip(sc, tc)):
         trial: dict[str, str] = {}
         if all(_pair(a, b, trial, depth + 1, ordered) for a, b in zip(sc, tc)):
             pairs.update(trial)
@@ -197,11 +207,12 @@ def _pair_groups(sg: list[Node], tg: list[Node], pairs: dict[str, str], ordered:
     for key, group in by_key_s.items():
         if len(group) == 1:
             matched[id(group[0])] = by_key_t[key][0]
-    for key, group in by_key_s.items():  # layers of one repeated signature: in (block, unit) order
+    for key, group in by_key_s.items():  # layers of one repeated signature
         if len(group) > 1 and not any(g.norm for g in group):
-            if not ordered:
-                return False  # no order to go by: which is which is not known
-            matched.update((id(a), b) for a, b in zip(group, by_key_t[key]))
+            found = _repeated(group, by_key_t[key], ordered)
+            if found is None:
+                return False
+            matched.update(found)
     for key, group in by_key_s.items():  # norms through the layer that owns them
         if len(group) > 1 and any(g.norm for g in group):
             for g in (g for g in group if g.norm):
@@ -228,6 +239,53 @@ def _pair_groups(sg: list[Node], tg: list[Node], pairs: dict[str, str], ordered:
             if name:
                 pairs[name] = t.leaves[role][0]
     return True
+
+
+def _repeated(sources: list[Node], targets: list[Node], ordered: bool) -> dict[int, Node] | None:
+    """Pair layers of one signature. In different blocks or branches (each its own parent in the source)
+    they pair in creation order: block and unit order is the network's; so do source siblings whose
+    counterparts the port keeps in one sequence (an nn.Sequential: its order is the execution order,
+    VGG's ``features``, an Inception branch).
+    Other siblings (slim's shortcut and conv3 in a ResNet-50's first unit: both 1x1, 64 -> 256, the
+    shortcut created first, torchvision's ``downsample`` registered last) pair only by equal names,
+    then a single pair left over; anything else is not known (None)."""
+    if not ordered:
+        return None
+    tentative = {id(a): b for a, b in zip(sources, targets)}
+    siblings: dict[int, list[Node]] = defaultdict(list)
+    for g in sources:
+        siblings[id(g.parent)].append(g)
+    if all(len(group) == 1 or _in_sequence([tentative[id(g)] for g in group]) for group in siblings.values()):
+        return tentative
+    found: dict[int, Node] = {}
+    left = list(targets)
+    for g in sources:
+        same = [t for t in left if tokens(t.name) == tokens(g.name.split("/")[0])]
+        if len(same) == 1:
+            found[id(g)] = same[0]
+            left.remove(same[0])
+    rest = [g for g in sources if id(g) not in found]
+    if len(rest) == 1 and len(left) == 1:
+        found[id(rest[0])] = left[0]
+    return found if len(found) == len(sources) else None
+
+
+def _in_sequence(targets: list[Node]) -> bool:
+    """The targets' closest common ancestor numbers its children (an nn.Sequential / ModuleList)."""
+    chains = []
+    for t in targets:
+        chain, node = [], t
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        chains.append(chain[::-1])
+    common = None
+    for level in zip(*chains):
+        if all(n is level[0] for n in level):
+            common = level[0]
+        else:
+            break
+    return common is not None and bool(common.children) and all(c.name.isdigit() for c in common.children)
 
 
 def too_big(n_sources: int, n_targets: int) -> bool:
