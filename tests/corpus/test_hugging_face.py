@@ -3,7 +3,8 @@ a ``tf.train.Checkpoint`` (object-graph names, e.g. ``model/bert/encoder/layer/0
 no rules and no flags beyond ``--model``: the port is the user's two lines (``AutoConfig`` from the saved
 config, the PyTorch class). TensorFlow computes the expected outputs.
 
-What each model exercises: BERT (``layer_._0`` indices), GPT-2 (Conv1D: (1, n) biases), T5 (one
+What each model exercises: BERT (``layer_._0`` indices), ALBERT (one layer group shared by every layer),
+ELECTRA (an embedding projection), MobileViT (BatchNorm statistics, like ResNet), GPT-2 (Conv1D: (1, n) biases), T5 (one
 embedding saved in three groups; tied in PyTorch), ViT (``cls_token`` / ``position_embeddings``
 leaves), ResNet (BatchNorm statistics, which HF's own TF->PT loader leaves unloaded), ConvNeXt
 (``layer_scale_parameter``; a top-level ``layernorm`` beside nested ones), Swin
@@ -38,6 +39,12 @@ CASES = {
     "convnext": ("ConvNextConfig", "ConvNextModel", dict(hidden_sizes=[8, 16], depths=[1, 2], num_stages=2), IMAGE),
     "swin": ("SwinConfig", "SwinModel", dict(image_size=32, patch_size=4, embed_dim=8, depths=[1, 1],
                                              num_heads=[2, 2], window_size=4), IMAGE),
+    "albert": ("AlbertConfig", "AlbertModel", dict(SMALL_TEXT, embedding_size=16, max_position_embeddings=64), TEXT),
+    "electra": ("ElectraConfig", "ElectraModel", dict(SMALL_TEXT, embedding_size=16, max_position_embeddings=64),
+                TEXT),
+    "mobilevit": ("MobileViTConfig", "MobileViTModel", dict(image_size=32, patch_size=2, hidden_sizes=[16, 24, 32],
+                                                             neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32],
+                                                             num_attention_heads=2), IMAGE),
     "wav2vec2": ("Wav2Vec2Config", "Wav2Vec2Model", dict(
         vocab_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
         conv_dim=(8, 8), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
