@@ -30,6 +30,18 @@ class Bottleneck(nn.Module):
         return self.relu(out + self.downsample(x))
 
 
+def _add_layers(net, unit, blocks, depth_in=64):
+    """``layer1`` ... as nn.Sequentials of ``unit``s; slim strides a block's last unit. Returns the depth."""
+    for i, (base, units, stride) in enumerate(blocks, 1):
+        layer = []
+        for u in range(units):
+            layer.append(unit(depth_in, base * 4, base, stride if u == units - 1 else 1))
+            depth_in = base * 4
+        setattr(net, f"layer{i}", nn.Sequential(*layer))
+    net.n_layers = len(blocks)
+    return depth_in
+
+
 class ResNetV1(nn.Module):
     """slim ``resnet_v1`` with ``resnet_v1_block(name, base_depth, num_units, stride)`` blocks."""
 
@@ -39,14 +51,7 @@ class ResNetV1(nn.Module):
         self.bn1 = nn.BatchNorm2d(64)
         self.relu = nn.ReLU()
         self.maxpool = nn.MaxPool2d(3, 2, padding=1)
-        depth_in = 64
-        for i, (base, units, stride) in enumerate(blocks, 1):
-            layer = []
-            for u in range(units):
-                layer.append(Bottleneck(depth_in, base * 4, base, stride if u == units - 1 else 1))
-                depth_in = base * 4
-            setattr(self, f"layer{i}", nn.Sequential(*layer))
-        self.n_layers = len(blocks)
+        depth_in = _add_layers(self, Bottleneck, blocks)
         self.fc = nn.Linear(depth_in, num_classes)
 
     def forward(self, x):
@@ -97,14 +102,7 @@ class ResNetV2(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3)
         self.maxpool = nn.MaxPool2d(3, 2, padding=1)
-        depth_in = 64
-        for i, (base, units, stride) in enumerate(blocks, 1):
-            layer = []
-            for u in range(units):
-                layer.append(PreActBottleneck(depth_in, base * 4, base, stride if u == units - 1 else 1))
-                depth_in = base * 4
-            setattr(self, f"layer{i}", nn.Sequential(*layer))
-        self.n_layers = len(blocks)
+        depth_in = _add_layers(self, PreActBottleneck, blocks)
         self.bn = nn.BatchNorm2d(depth_in)
         self.fc = nn.Linear(depth_in, num_classes)
 
