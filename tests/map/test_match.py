@@ -93,3 +93,20 @@ def test_same_shaped_siblings_with_no_telling_names_are_not_paired():
     targets = [target("block.x.weight", (256, 64, 1, 1), "Conv2d"), target("block.y.weight", (256, 64, 1, 1), "Conv2d")]
     result = match(sources, targets, source_order=order)
     assert not result.matches and len(result.missing) == 2
+
+
+def test_branches_registered_in_another_order_are_not_swapped_silently():
+    """Two branches start with same-shaped convs; the port registers them in the other order. Pairing
+    by position would cross them (each branch's first conv into the other branch); the structure check
+    refuses, so nothing is paired by structure and the conversion fails loudly instead."""
+    shapes = {"Branch_1/c0": (1, 1, 8, 4), "Branch_1/c1": (1, 7, 4, 4),
+              "Branch_2/c0": (1, 1, 8, 4), "Branch_2/c1": (1, 7, 4, 4), "Branch_2/c2": (7, 1, 4, 6)}
+    sources = [var(f"mixed/{n}/weights", s) for n, s in shapes.items()]
+    targets = [target("block.x.0.weight", (4, 8, 1, 1), "Conv2d"), target("block.x.1.weight", (4, 4, 1, 7), "Conv2d"),
+               target("block.x.2.weight", (6, 4, 7, 1), "Conv2d"),  # x is the source's Branch_2
+               target("block.y.0.weight", (4, 8, 1, 1), "Conv2d"), target("block.y.1.weight", (4, 4, 1, 7), "Conv2d")]
+    result = match(sources, targets, source_order=[s.name for s in sources])
+    pairs = {m.source.name: m.target.key for m in result.matches}
+    print(pairs)
+    assert not any(k.startswith("block.x.") and "Branch_1" in n for n, k in pairs.items())
+    assert not any(k.startswith("block.y.") and "Branch_2" in n for n, k in pairs.items())
