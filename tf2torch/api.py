@@ -183,7 +183,9 @@ def convert(
     problems = report.problems(strict)
     if problems:
         where = _write_failed_report(report, out_dir, report_path, force)
-        raise MappingError(f"{source}: " + "; ".join(problems) + (f" (full report: {where})" if where else ""))
+        error = MappingError(f"{source}: " + "; ".join(problems) + (f" (full report: {where})" if where else ""))
+        error.report = report  # for --suggest-rules
+        raise error
     if report_path is not None:
         from .write.output import write_report_file
 

@@ -109,6 +109,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
               help="Source variables (regex) that may stay unused; repeatable.")
 @click.option("--report", "report_path", type=PathArg,
               help="Also write report.json here (on failure too; default on failure: OUT.failed-report.json).")
+@click.option("--suggest-rules", is_flag=True,
+              help="Print a rules file (TOML) that settles what matching leaves open; write nothing else.")
 @click.option("--weights-only", is_flag=True,
               help="A model file tf2torch cannot generate PyTorch for: write its weights as a bare state_dict.")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
@@ -126,7 +128,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings.")
 def convert(source: Path, out_dir: Path | None, model: str | None, config: Path | None, rules: Path | None,
             weights_format: str, dtype: str | None, ema: bool, strict: bool, allow_missing: tuple[str, ...],
-            allow_unexpected: tuple[str, ...], report_path: Path | None, weights_only: bool, keep_names: bool,
+            allow_unexpected: tuple[str, ...], report_path: Path | None, suggest_rules: bool, weights_only: bool,
+            keep_names: bool,
             no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool,
             force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
             quiet: bool) -> None:
@@ -134,9 +137,24 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
     from . import api
     from .progress import Progress
 
-    if out_dir is None and not dry_run:
+    if out_dir is None and not dry_run and not suggest_rules:
         raise click.UsageError("missing -o/--out OUTDIR (or pass --dry-run)")
     shape = _shape(input_shape)
+    if suggest_rules:  # a dry run whose only output is the proposal on stdout
+        from .map.suggest import suggest
+
+        try:
+            api.convert(source, None, model=model, config=config, rules=rules, ema=ema, input_shape=shape,
+                        tf_padding=tf_padding, dry_run=True, verify_crc=not no_verify_crc,
+                        allow_missing=allow_missing, allow_unexpected=allow_unexpected)
+        except Tf2TorchError as exc:
+            report = getattr(exc, "report", None)
+            if report is None:
+                _fail(exc)
+            click.echo(suggest(report), nl=False)
+            return
+        click.echo("# tf2torch --suggest-rules: the conversion needs no rules")
+        return
     try:
         with Progress(unit="B", label="converting", enabled=not quiet) as bar:
             result = api.convert(

@@ -135,9 +135,11 @@ class Report:
 # The entries the contract fails on unless allowed by name: what they are, and the fix.
 _CONTRACT = (
     ("missing", "state_dict key(s) with no source that the model uses",
-     "map them with a rules [pairs] entry, or accept their initial values with --allow-missing PATTERN"),
+     "map them with a rules file (--suggest-rules proposes one), or accept their initial values with "
+     "--allow-missing PATTERN"),
     ("unexpected", "source variable(s) nothing took",
-     "pair them with a rules [pairs] entry, or leave them out with a [skip] rule or --allow-unexpected PATTERN"),
+     "pair them with a rules file (--suggest-rules proposes one), or leave them out with a [skip] rule or "
+     "--allow-unexpected PATTERN"),
 )
 
 
