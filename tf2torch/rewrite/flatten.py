@@ -46,7 +46,7 @@ def flatten_layouts(model: Any, ties: Ties, trace: Trace, module_of_op: dict[str
     if not todo:
         return {}, [], []
     sources = {module_of_op.get(f.source_op, "") for f in todo}
-    watched = run_traced(model, shape, capture=frozenset({f.dense for f in todo} | sources - {""}), copy=True, seed=0)
+    watched = run_traced(model, shape, capture=frozenset({f.dense for f in todo} | sources - {""}), seed=0)
     if isinstance(watched, str):
         return {}, [], [f"{todo[0].dense!r}: {todo[0].what}, but {watched}; add a [layouts] rule"]
     found, notes, failures = {}, [], []

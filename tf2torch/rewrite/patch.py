@@ -106,7 +106,9 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
     plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=aliases)
     key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
     shape, shape_from = probe_shape(spec, input_shape)
-    trace = run_traced(model, shape, copy=True) if shape is not None else None
+    # on the model itself, not a copy: a deep copy of a multi-GB port would double the memory; the run is
+    # eval() and no_grad, and the object only serves names and shapes afterwards (weights come from the source)
+    trace = run_traced(model, shape) if shape is not None else None
     failure = shape_from if trace is None else trace if isinstance(trace, str) else ""
     trace = None if isinstance(trace, str) else trace
     ops, flattens = source_ops(spec, key_of_var)
