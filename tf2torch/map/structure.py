@@ -24,6 +24,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .names import WRAPPER_SCOPES, split_tf, tokens
+from .structure_check import consistent, in_sequence, numbered
 
 _NATURAL = re.compile(r"(\d+)")
 _MAX_NODES = 200_000  # a bound on the work: beyond it, structure is not tried
@@ -160,58 +161,7 @@ def align(source: Node, target: Node, ordered: bool) -> dict[str, str]:
     signature are never paired: their order would be a guess."""
     pairs: dict[str, str] = {}
     _pair(_unwrap(source), _unwrap(target), pairs, 0, ordered)
-    return pairs if _consistent(source, target, pairs) else {}
-
-
-def _leaves(node: Node) -> dict[str, Node]:
-    """Leaf id (variable name / state_dict key) -> its group, over a subtree."""
-    out = {name: node for name, _ in node.leaves.values() if name}
-    for child in node.children:
-        out.update(_leaves(child))
-    return out
-
-
-def _ancestors(node: Node) -> list[Node]:
-    chain = []
-    while node is not None:
-        chain.append(node)
-        node = node.parent
-    return chain
-
-
-def _lca(nodes: list[Node]) -> Node:
-    chains = [_ancestors(n)[::-1] for n in nodes]
-    common = chains[0][0]
-    for level in zip(*chains):
-        if any(n is not level[0] for n in level):
-            break
-        common = level[0]
-    return common
-
-
-def _consistent(source: Node, target: Node, pairs: dict[str, str]) -> bool:
-    """The pairing must respect both trees: two sibling parts of the source (two branches, two units)
-    may not land in one part of the port, unless that part is a numbered sequence the port flattened
-    them into (VGG's ``features``). Pairs by position that would swap two same-shaped branches across
-    an Inception block fail this, and then nothing is paired by structure."""
-    keys = _leaves(target)
-
-    def image(node: Node) -> Node | None:
-        found = [keys[pairs[n]] for n in _leaves(node) if n in pairs and pairs[n] in keys]
-        return _lca(found) if found else None
-
-    def check(node: Node) -> bool:
-        images = [(c, image(c)) for c in node.children]
-        images = [(c, i) for c, i in images if i is not None]
-        for k, (_, a) in enumerate(images):
-            for _, b in images[k + 1:]:
-                overlap = a is b or a in _ancestors(b) or b in _ancestors(a)
-                shared = b if b in _ancestors(a) else a  # the higher of the two
-                if overlap and not (shared.children and all(c.name.isdigit() for c in shared.children)):
-                    return False
-        return all(check(c) for c, _ in images)
-
-    return check(source)
+    return pairs if consistent(source, target, pairs) else {}
 
 
 def _pair(s: Node, t: Node, pairs: dict[str, str], depth: int, ordered: bool) -> bool:
@@ -229,7 +179,7 @@ def _pair(s: Node, t: Node, pairs: dict[str, str], depth: int, ordered: bool) ->
     # (numbered: blocks, units) and the source's creation order is known; same-looking siblings of a
     # plain module (a unit's shortcut and conv3) are left to _pair_groups, which wants names for them.
     distinct = len({_key(c) for c in sc}) == len(sc)
-    sequence = bool(t.children) and all(c.name.isdigit() for c in t.children)
+    sequence = numbered(t)
     if len(sc) == len(tc) and (distinct or (ordered and sequence)) \
             and all(a.signature() == b.signature() for a, b in zip(sc, tc)):
         trial: dict[str, str] = {}
@@ -306,7 +256,7 @@ def _repeated(sources: list[Node], targets: list[Node], ordered: bool) -> dict[i
     siblings: dict[int, list[Node]] = defaultdict(list)
     for g in sources:
         siblings[id(g.parent)].append(g)
-    if all(len(group) == 1 or _in_sequence([tentative[id(g)] for g in group]) for group in siblings.values()):
+    if all(len(group) == 1 or in_sequence([tentative[id(g)] for g in group]) for group in siblings.values()):
         return tentative
     found: dict[int, Node] = {}
     left = list(targets)
@@ -319,24 +269,6 @@ def _repeated(sources: list[Node], targets: list[Node], ordered: bool) -> dict[i
     if len(rest) == 1 and len(left) == 1:
         found[id(rest[0])] = left[0]
     return found if len(found) == len(sources) else None
-
-
-def _in_sequence(targets: list[Node]) -> bool:
-    """The targets' closest common ancestor numbers its children (an nn.Sequential / ModuleList)."""
-    chains = []
-    for t in targets:
-        chain, node = [], t
-        while node is not None:
-            chain.append(node)
-            node = node.parent
-        chains.append(chain[::-1])
-    common = None
-    for level in zip(*chains):
-        if all(n is level[0] for n in level):
-            common = level[0]
-        else:
-            break
-    return common is not None and bool(common.children) and all(c.name.isdigit() for c in common.children)
 
 
 def too_big(n_sources: int, n_targets: int) -> bool:
