@@ -12,7 +12,7 @@ from typing import Any
 
 from ..map.rules import Rules
 from .ties import Flatten, Ties
-from .trace import Trace, run_traced
+from .trace import run_traced
 
 
 def flatten_order(flat: Any, before: Any) -> str:
@@ -36,7 +36,7 @@ def flatten_shape(trace: Any, module_of_op: dict[str, str], flat: Flatten) -> tu
     return tuple(shape[1:]) if shape and len(shape) >= 2 else None
 
 
-def flatten_layouts(model: Any, ties: Ties, trace: Trace, module_of_op: dict[str, str], rules: Rules,
+def flatten_layouts(model: Any, ties: Ties, module_of_op: dict[str, str], rules: Rules,
                     shape: tuple[int, ...]) -> tuple[dict[str, Any], list[str]]:
     """[layouts] entries for every Dense fed by a Flatten over NHWC, checked on the forward pass;
     notes; and failures (a Flatten whose order the forward pass does not show)."""

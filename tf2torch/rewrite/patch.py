@@ -117,7 +117,7 @@ def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, 
     notes: list[str] = []
     failures: list[str] = []
     if trace is not None:
-        extra, notes, failures = flatten_layouts(model, ties, trace, module_of_op, rules, shape)
+        extra, notes, failures = flatten_layouts(model, ties, module_of_op, rules, shape)
         if extra:  # map again with the evidence-based layouts (the user's [layouts] still win)
             rules = dataclasses.replace(rules, layouts={**extra, **rules.layouts})
             plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=aliases)

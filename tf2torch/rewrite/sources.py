@@ -103,14 +103,10 @@ def same_modules(model: Any, spec, key_of_var: dict[str, str], tf_padding: str |
     return found, notes
 
 
-def _is_norm(module: Any) -> str:
-    """"BatchNorm" / "LayerNorm" / "GroupNorm" for torch norm modules with an ``eps``, else ""."""
-    for cls in type(module).__mro__:
-        if cls.__module__.startswith("torch.nn.modules"):
-            for kind in ("_BatchNorm", "_NormBase", "BatchNorm", "LayerNorm", "GroupNorm"):
-                if cls.__name__.startswith(kind):
-                    return "LayerNorm" if kind == "LayerNorm" else "GroupNorm" if kind == "GroupNorm" else "BatchNorm"
-    return ""
+def _is_norm(module: Any) -> bool:
+    """A torch norm module with an ``eps`` (BatchNorm / InstanceNorm, LayerNorm, GroupNorm, RMSNorm)."""
+    return any(cls.__module__.startswith("torch.nn.modules") and cls.__name__.startswith(
+        ("_NormBase", "LayerNorm", "GroupNorm", "RMSNorm")) for cls in type(module).__mro__)
 
 
 def norm_epsilons(model: Any, spec, key_of_var: dict[str, str], overrides: dict[str, float]

@@ -3,13 +3,12 @@
 It answers what names alone cannot: whether a module whose weights are missing is used at all (seed
 000's ``sub_block1`` never runs), and where the pools (they own no weights) sit among the modules
 that do own weights, so they can be tied to the pools of the TF graph. The model runs on zeros of
-``--input-shape`` or of a shape the source states; it runs on a copy when ``copy`` is set, in
-``eval()`` and ``no_grad``, and any failure is a reason, never a guess.
+``--input-shape`` or of a shape the source states, in ``eval()`` and ``no_grad`` (no copy: a
+multi-GB port would double its memory), and any failure is a reason, never a guess.
 """
 
 from __future__ import annotations
 
-import copy as copying
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +33,7 @@ def _shape(value: Any) -> tuple[int, ...] | None:
 
 
 def run_traced(model: Any, input_shape: tuple[int, ...], capture: frozenset[str] = frozenset(),
-               copy: bool = False, seed: int | None = None) -> Trace | str:
+               seed: int | None = None) -> Trace | str:
     """Run ``model`` once on ``input_shape``; a ``Trace``, or a one-line reason it could not run.
 
     ``capture`` names modules whose first input and output tensors are kept (for layout checks);
@@ -42,7 +41,6 @@ def run_traced(model: Any, input_shape: tuple[int, ...], capture: frozenset[str]
     """
     import torch
 
-    target = copying.deepcopy(model) if copy else model
     trace = Trace(tuple(input_shape))
     handles = []
 
@@ -57,16 +55,17 @@ def run_traced(model: Any, input_shape: tuple[int, ...], capture: frozenset[str]
                 trace.captured[path] = (args[0].detach().clone(), output.detach().clone())
         return record
 
-    for path, module in target.named_modules():
+    for path, module in model.named_modules():
         if path:
             handles.append(module.register_forward_hook(hook(path)))
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
     x = torch.randn(input_shape, generator=generator) if generator is not None else torch.zeros(input_shape)
     try:
         with torch.no_grad():
-            target.eval()(x)
+            model.eval()(x)
     except Exception as exc:  # the user's code: any exception is a reason to report, not a crash
-        return f"running it on zeros of shape {list(input_shape)} raised {type(exc).__name__}: {exc}"
+        what = "zeros" if seed is None else "seeded noise"
+        return f"running it on {what} of shape {list(input_shape)} raised {type(exc).__name__}: {exc}"
     finally:
         for handle in handles:
             handle.remove()
