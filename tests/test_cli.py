@@ -96,13 +96,13 @@ def test_existing_output_is_never_overwritten_without_force(cli, tmp_path):
 
 def test_dry_run_writes_nothing_and_prints_the_plan(cli, tmp_path):
     out = tmp_path / "out"
-    result = cli("convert", FIXTURES / "tf1/model.ckpt", "-o", out, "--dry-run")
+    result = cli("convert", FIXTURES / "tf1/model.ckpt", "-o", out, "--dry-run", "--weights-only")
     assert result.exit_code == 0 and not out.exists()
     assert "conv1/weights -> conv1.weight" in result.output and "(H, W, I, O) -> (O, I, H, W)" in result.output
 
 
 def test_json_report(cli, tmp_path):
-    result = cli("convert", FIXTURES / "tf1/model.ckpt", "-o", tmp_path / "o", "--json")
+    result = cli("convert", FIXTURES / "tf1/model.ckpt", "-o", tmp_path / "o", "--json", "--weights-only")
     data = json.loads(result.output)
     assert data["mode"] == "bare" and data["counts"]["skipped"] > 0
 

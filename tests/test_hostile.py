@@ -94,11 +94,11 @@ def flipped(tmp_path) -> Path:
 
 
 def test_flipped_byte_is_a_crc_error_naming_the_variable(tmp_path, flipped):
-    refuses_without_output(tmp_path, flipped, "'conv1/weights'", "CRC32C")
+    refuses_without_output(tmp_path, flipped, "'conv1/weights'", "CRC32C", args=("--weights-only",))
 
 
 def test_flipped_byte_passes_with_no_verify_crc(tmp_path, flipped):
-    result = run_cli("convert", flipped, "-o", tmp_path / "out", "--no-verify-crc", "-q")
+    result = run_cli("convert", flipped, "-o", tmp_path / "out", "--no-verify-crc", "-q", "--weights-only")
     assert result.exit_code == EXIT_OK, result.stderr
     assert (tmp_path / "out" / "model.safetensors").is_file()
 

@@ -37,7 +37,7 @@ COMMANDS = {
     "inspect-checkpoint": ["inspect", str(FIXTURES / "tf1" / "model.ckpt")],
     "inspect-check": ["inspect", "--check", str(FIXTURES / "tf1" / "model.ckpt")],
     "inspect-keras": ["inspect", str(FIXTURES / "keras3" / "cnn.keras")],
-    "convert-bare-checkpoint": ["convert", str(FIXTURES / "tf1" / "model.ckpt"), "-o", "{out}"],
+    "convert-bare-checkpoint": ["convert", str(FIXTURES / "tf1" / "model.ckpt"), "-o", "{out}", "--weights-only"],
     "convert-keras-generated-model": ["convert", str(FIXTURES / "keras3" / "cnn.keras"), "-o", "{out}"],
     "convert-keras-h5": ["convert", str(FIXTURES / "keras2" / "cnn.h5"), "-o", "{out}"],
 }
@@ -68,5 +68,5 @@ def test_command_imports_neither_tensorflow_nor_torch(name: str, tmp_path: Path)
 def test_pt_output_does_load_torch(tmp_path: Path) -> None:
     """The check above is meaningful: a step that needs torch does import it in the same harness."""
     result = loaded_modules(["convert", str(FIXTURES / "tf1" / "model.ckpt"), "-o", str(tmp_path / "out"),
-                             "--format", "pt"])
+                             "--format", "pt", "--weights-only"])
     assert result["code"] == 0 and "torch" in result["loaded"], result

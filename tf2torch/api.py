@@ -14,7 +14,7 @@ from typing import Any
 from . import dtypes
 from .errors import MappingError, UnsupportedError, UsageError
 from .map.account import Report
-from .spec import ModelSpec
+from .spec import Format, ModelSpec
 from .write.plan import TensorPlan
 
 WEIGHT_FORMATS = {"safetensors": "model.safetensors", "pt": "model.pt"}
@@ -53,6 +53,10 @@ def read(path: str | Path, *, verify_crc: bool = True, config: str | Path | None
             from .readers.with_config import from_keras_metadata
 
             spec = from_keras_metadata(spec, metadata)
+    elif kind is _detect.Kind.GRAPH_DEF:
+        from .readers.graph.frozen import read_graph_def
+
+        spec = read_graph_def(where)
     elif kind is _detect.Kind.KERAS_H5:
         from .readers.keras_h5 import read_keras_h5
 
@@ -103,6 +107,7 @@ def convert(
     allow_unexpected: tuple[str, ...] = (),
     report_path: str | Path | None = None,
     weights_only: bool = False,
+    graph_outputs: tuple[str, ...] = (),
     progress: Callable[[TensorPlan, int], None] | None = None,
 ) -> Conversion:
     """Convert a TF/Keras source into ``out_dir``: weights, ``model.py`` (when there is a model) and
@@ -130,6 +135,8 @@ def convert(
         allow_unexpected: regexes of source variables that may stay unused.
         weights_only: a Keras file whose model tf2torch cannot generate (subclassed, keras-hub):
             write its weights as a bare state_dict anyway, instead of refusing.
+        graph_outputs: a TF graph's (frozen .pb, .meta) output nodes; default: the ops fed by its float
+            placeholders that feed nothing else.
         report_path: also write report.json here; a failed conversion writes it here, or without it
             beside ``out_dir`` as ``OUTDIR.failed-report.json``.
         progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
@@ -155,6 +162,16 @@ def convert(
     spec = read(source, verify_crc=verify_crc, config=config)
     weights_name = WEIGHT_FORMATS[weights_format]
     taps: dict[str, str] = {}
+    graph_note = ""
+    if model is None and spec.graph is None and spec.tf_graph is not None and not weights_only:
+        from .tfgraph.lower import lower
+
+        # A TF graph becomes layers, converted like a Keras model. A checkpoint's graph may hold no
+        # model at all (only variables, or a data pipeline feeding them): then its weights are all there is.
+        lowered = lower(spec, graph_outputs, required=spec.format is Format.GRAPH_DEF or bool(graph_outputs), ema=ema)
+        if lowered is None:
+            graph_note = "the .meta graph has no model (no float Placeholder feeds a weight): wrote a bare state_dict"
+        spec = lowered or spec
     if model is not None:
         from .rewrite.patch import convert_onto_model
 
@@ -177,6 +194,8 @@ def convert(
 
         plans, report = bare(spec, rules=rule_set, ema=ema, keep_names=keep_names, no_transpose=not transpose,
                              dtype=out_dtype)
+        if graph_note:
+            report.notes.append(graph_note)
         model_source = None
     report.allow("missing", tuple(allow_missing), "--allow-missing")
     report.allow("unexpected", tuple(allow_unexpected), "--allow-unexpected")

@@ -34,6 +34,7 @@ class Format(enum.StrEnum):
     KERAS_H5 = "keras-h5"  # legacy model.save("x.h5") or save_weights("x.h5"), Keras 2 or 3
     KERAS_V3 = "keras-v3"  # Keras 3 .keras zip
     KERAS_WEIGHTS_H5 = "keras-weights-h5"  # Keras 3 model.save_weights("x.weights.h5")
+    GRAPH_DEF = "graphdef"  # a frozen GraphDef .pb: the weights are Const nodes
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +125,29 @@ class OpSpec:
     dtype: str = ""  # Placeholder: "float32", or "dtype N" for other DataType enum values
 
 
+@dataclass(frozen=True)
+class GraphNode:
+    """One NodeDef of a TF graph, attributes decoded (``readers/graph/nodes.py`` says into what)."""
+
+    name: str
+    op: str
+    inputs: tuple[str, ...]  # data inputs: "node" (output 0) or "node:1"; control inputs are dropped
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class TFGraph:
+    """A whole TF graph (a frozen ``.pb`` or the graph of a ``.meta``), nodes in file order."""
+
+    where: str  # the file, for messages
+    nodes: tuple[GraphNode, ...]
+    # Variable node -> the checkpoint name its value is stored under (``.meta`` graphs; empty when frozen)
+    variables: Mapping[str, str] = field(default_factory=dict)
+
+    def by_name(self) -> dict[str, GraphNode]:
+        return {n.name: n for n in self.nodes}  # a later node of one name replaces an earlier one, as in TF
+
+
 @dataclass(frozen=True, eq=False)
 class ModelSpec:
     """Everything read from one source: variables in file order, and architecture where present."""
@@ -140,6 +164,9 @@ class ModelSpec:
     # The file holds an architecture tf2torch cannot use (a subclassed or keras-hub model): why. A
     # conversion then refuses rather than silently writing a bare state_dict (--weights-only opts in).
     unconverted: str = ""
+    # The TF graph behind the variables (a frozen .pb, or PREFIX.meta), decoded on demand: a BERT
+    # .meta has thousands of nodes and only a generated-model conversion needs them.
+    tf_graph: Callable[[], TFGraph] | None = field(default=None, repr=False)
 
     def __iter__(self) -> Iterator[Variable]:
         return iter(self.variables)

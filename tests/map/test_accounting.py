@@ -18,7 +18,7 @@ def _accounted(result, spec):
 
 def test_tf1_adam_global_step_and_ema_are_accounted():
     spec = tf2torch.read(FIXTURES / "tf1/model.ckpt")
-    result = tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True)
+    result = tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, weights_only=True)
     by_source = _accounted(result, spec)
     assert by_source["global_step"].status == "skipped" and "global_step" in by_source["global_step"].reason
     assert by_source["conv1/weights/Adam"].status == "skipped" and "Adam" in by_source["conv1/weights/Adam"].reason
@@ -32,7 +32,8 @@ def test_tf1_adam_global_step_and_ema_are_accounted():
 
 def test_ema_uses_the_shadow_values():
     spec = tf2torch.read(FIXTURES / "tf1/model.ckpt")
-    result = tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, ema=True)
+    result = tf2torch.api.convert(FIXTURES / "tf1/model.ckpt", None, dry_run=True, ema=True,
+                                    weights_only=True)
     by_source = _accounted(result, spec)
     assert "EMA shadow" in by_source["conv1/weights"].reason
     plan = next(p for p in result.plans if p.key == "fc.weight")

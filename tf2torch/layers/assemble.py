@@ -54,11 +54,11 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
         raise UnsupportedError(f"{spec.path}: {exc}") from None
     report = Report(source=str(spec.path), format=spec.format.value, mode="keras")
     plans: list[TensorPlan] = []
-    used: set[int] = set()
+    used: set[str] = set()  # by name: --ema hands out copies of the variables that read the shadows
     for key, p in gen.params:
         plans.append(_param_plan(key, p, dtype))
         if p.var is not None:
-            used.add(id(p.var))
+            used.add(p.var.name)
             report.add(Entry("mapped", source=p.var.name, key=key, layout=p.layout.describe, shape=p.var.shape,
                              out_shape=p.layout.out_shape(p.var.shape), dtype=p.var.dtype.name,
                              reason="by layer"))
@@ -70,7 +70,7 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
     for entry in skipped:
         report.add(entry)
     for var in candidates:
-        if id(var) in used:
+        if var.name in used:
             continue
         owner = layer_weights.get(id(var))
         if owner is not None:

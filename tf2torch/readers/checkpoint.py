@@ -16,7 +16,7 @@ from ..errors import FormatError
 from ..spec import Format, ModelSpec, Role, Variable
 from .bundle import Bundle
 from .jsonsafe import load_json
-from .metagraph import meta_graph_ops, parse_meta_graph, read_meta_graph
+from .metagraph import meta_graph_ops, parse_meta_graph, read_meta_graph, read_meta_tf_graph
 from .objectgraph import GRAPH_KEY, ObjectGraph
 from .proto import Message
 from .roles import classify_tf1
@@ -116,6 +116,7 @@ def read_checkpoint(path: Path | str, verify_crc: bool = True) -> ModelSpec:
         ops=parsed.ops if parsed else (meta_graph_ops(meta) if meta.is_file() else ()),
         notes=tuple(bundle.notes),
         variable_order=parsed.variable_order if parsed else (),
+        tf_graph=(lambda: read_meta_tf_graph(meta)) if parsed else None,
     )
 
 

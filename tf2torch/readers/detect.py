@@ -21,6 +21,7 @@ class Kind(enum.StrEnum):
     SAVED_MODEL = "savedmodel"
     KERAS_H5 = "keras-h5"
     KERAS_ZIP = "keras-zip"
+    GRAPH_DEF = "graphdef"  # a frozen GraphDef .pb
 
 
 def _magic(path: Path, n: int = 8) -> bytes:
@@ -85,6 +86,13 @@ def detect(path: Path) -> tuple[Kind, Path]:
         expected = "a zip archive (Keras 3 .keras)" if path.suffix == ".keras" else "an HDF5 file"
         raise FormatError(f"{path}: expected {expected}, found {'an empty file' if not magic else 'other bytes'} "
                           f"(first bytes {magic[:8]!r}); is it the right file, fully downloaded?")
+    if path.is_file() and path.suffix == ".pb":
+        if path.name == "saved_model.pb":  # the SavedModel's own proto: read the directory it belongs to
+            return Kind.SAVED_MODEL, path.parent
+        return Kind.GRAPH_DEF, path
+    if path.is_file() and path.suffix == ".pbtxt":
+        raise FormatError(f"{path}: a text-format graph; tf2torch reads binary GraphDefs: write it with "
+                          "tf.io.write_graph(graph_def, dir, 'frozen.pb', as_text=False)")
     prefix = _prefix_of(path)
     if prefix is not None and prefix.with_name(prefix.name + ".index").is_file():
         return Kind.CHECKPOINT, prefix
@@ -93,4 +101,4 @@ def detect(path: Path) -> tuple[Kind, Path]:
     if not path.exists():
         raise FormatError(f"{path}: no such file, directory or checkpoint prefix ({path}.index not found)")
     raise FormatError(f"{path}: not a format tf2torch reads; expected a checkpoint prefix, a SavedModel directory, "
-                      "a Keras .h5 / .keras file")
+                      "a Keras .h5 / .keras file, a frozen graph .pb")

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FormatError
-from ..spec import OpSpec
+from ..spec import OpSpec, TFGraph
 from .graph import flow
+from .graph.nodes import decode_graph
 from .proto import Message, decode_utf8, read_varint
 
 VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable"})
@@ -232,6 +233,19 @@ def meta_graph_ops(path: Path | str) -> tuple[OpSpec, ...]:
     if not any(op.encode() in blob for op in (*OPS, "MatMul", "Rsqrt")):
         return ()
     return parse_meta_graph(blob, str(path)).ops
+
+
+def read_meta_tf_graph(path: Path | str) -> TFGraph:
+    """The whole graph of a ``.meta`` file, every node decoded, variable nodes mapped to checkpoint names."""
+    path = Path(path)
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read the meta graph ({exc.strerror}); check the path") from None
+    meta = Message(blob, str(path))
+    graph = _Graph(meta, str(path))
+    variables = {name: graph.variable_of(name) or name for name in graph.order if graph.op(name) in VARIABLE_OPS}
+    return decode_graph(meta.message(2, "graph_def"), str(path), variables)
 
 
 def read_meta_graph(path: Path | str) -> MetaGraph:

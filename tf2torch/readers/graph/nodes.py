@@ -1,0 +1,121 @@
+"""A ``GraphDef`` decoded into ``GraphNode`` value objects, attributes as plain Python values.
+
+Messages (core/framework/graph.proto, node_def.proto, attr_value.proto, tensor_shape.proto)::
+
+    GraphDef      node 1 (NodeDef), library 2 (FunctionDefLibrary), versions 4
+    NodeDef       name 1, op 2, input 3 ("x", "x:1", "^control"), device 4, attr 5 (map: key 1, value 2)
+    AttrValue     list 1, s 2, i 3, f 4, b 5, type 6, shape 7, tensor 8, placeholder 9, func 10
+    ListValue     s 2, i 3 (packed), f 4 (packed), b 5, type 6, shape 7, tensor 8, func 9
+    NameAttrList  name 1, attr 2
+
+What an attribute becomes: ``s`` -> str, ``i`` -> int, ``f`` -> float, ``b`` -> bool, ``type`` ->
+``DTypeAttr``, ``shape`` -> a tuple (None for an unknown size) or None for an unknown rank, ``tensor`` ->
+a lazily decoded ``Variable``, ``func`` -> ``FuncAttr``, ``list`` -> a tuple of those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import FormatError
+from ...spec import GraphNode, TFGraph
+from ..proto import Message
+from .tensor import const_variable
+
+MAX_NODES = 2_000_000  # far above real graphs (BERT-large: ~10^4); bounds what a forged file costs
+
+
+@dataclass(frozen=True)
+class DTypeAttr:
+    enum: int  # tensorflow/core/framework/types.proto DataType
+
+    @property
+    def is_float(self) -> bool:
+        return self.enum in (1, 2, 14, 19)  # float, double, bfloat16, half
+
+
+@dataclass(frozen=True)
+class FuncAttr:
+    name: str  # a FunctionDef in the graph's library
+    attrs: dict[str, Any]
+
+
+def _text(data: bytes) -> str:
+    # String attrs are ASCII names (padding, data_format, shared_name); anything else stays readable.
+    return data.decode("utf-8", errors="backslashreplace")
+
+
+def _shape(msg: Message) -> tuple[int | None, ...] | None:
+    if msg.flag(3):  # unknown_rank
+        return None
+    return tuple(s if s >= 0 else None for s in (d.int64(1) for d in msg.messages(2, "dim")))
+
+
+def _attr(value: Message, key: str, node: str, where: str, depth: int = 0) -> Any:
+    at = f"{where}: node {node!r} attr {key!r}"
+    if value.has(2):
+        return _text(value.blob(2))
+    if value.has(3):
+        return value.int64(3)
+    if value.has(4):
+        return value.float32(4)
+    if value.has(5):
+        return value.flag(5)
+    if value.has(6):
+        return DTypeAttr(value.uint(6))
+    if value.has(7):
+        return _shape(value.message(7, "shape"))
+    if value.has(8):
+        return const_variable(value.message(8, "tensor"), node, at)
+    if value.has(10):
+        return _func(value.message(10, "func"), node, where, depth)
+    if value.has(1):
+        items = value.message(1, "list")
+        return (tuple(_text(bytes(s)) for s in items.repeated_bytes(2)) + tuple(items.repeated_ints(3))
+                + tuple(items.repeated_floats(4)) + tuple(bool(b) for b in items.repeated_uints(5))
+                + tuple(DTypeAttr(t) for t in items.repeated_uints(6))
+                + tuple(_shape(s) for s in items.messages(7, "shape"))
+                + tuple(const_variable(t, node, at) for t in items.messages(8, "tensor"))
+                + tuple(_func(f, node, where, depth) for f in items.messages(9, "func")))
+    if value.has(9):
+        return FuncAttr("$" + value.string(9), {})  # a placeholder inside a function's attrs
+    return None
+
+
+def _func(msg: Message, node: str, where: str, depth: int) -> FuncAttr:
+    if depth > 8:  # attrs of attrs of functions: real graphs nest one level
+        raise FormatError(f"{where}: node {node!r}: function attributes nested more than 8 deep; the file is forged")
+    return FuncAttr(msg.string(1), _attrs(msg.messages(2, "attr"), node, where, depth + 1))
+
+
+def _attrs(entries: list[Message], node: str, where: str, depth: int = 0) -> dict[str, Any]:
+    out = {}
+    for entry in entries:
+        key = entry.string(1)
+        out[key] = _attr(entry.message(2, "value"), key, node, where, depth)
+    return out
+
+
+def decode_node(msg: Message, where: str) -> GraphNode:
+    name, op = msg.string(1), msg.string(2)
+    if not name or not op:
+        raise FormatError(f"{where}: a node without a name or an op; the file is not a TF graph or is corrupt")
+    inputs = tuple(i for i in msg.repeated_strings(3) if not i.startswith("^"))  # ^x: control only
+    return GraphNode(name=name, op=op, inputs=inputs, attrs=_attrs(msg.messages(5, "attr"), name, where))
+
+
+def decode_graph(graph_def: Message, where: str, variables: dict[str, str] | None = None) -> TFGraph:
+    views = graph_def.repeated_bytes(1)
+    if len(views) > MAX_NODES:
+        raise FormatError(f"{where}: {len(views)} nodes, more than tf2torch reads ({MAX_NODES})")
+    nodes = tuple(decode_node(Message(v, f"{where} > node[{i}]"), f"{where} > node[{i}]")
+                  for i, v in enumerate(views))
+    return TFGraph(where=where, nodes=nodes, variables=variables or {})
+
+
+def tensor_name(ref: str) -> tuple[str, int]:
+    """``"x:1"`` -> ``("x", 1)``; ``"x"`` -> ``("x", 0)``. (In a FunctionDef ``"x:out:0"`` names an
+    output argument; readers of function bodies rewrite those first.)"""
+    node, _, index = ref.partition(":")
+    return node, int(index) if index.isdigit() else 0

@@ -1,0 +1,163 @@
+"""What a TF-op converter sees and returns when a TF graph is lowered to layers.
+
+A TF graph is lowered to the same ``GraphSpec`` a Keras file gives (``LayerSpec``s with Keras classes
+and configs), so codegen, the SAME-padding plans, the layout table, the accounting and verify are the
+ones the Keras path uses. A converter is a function ``(NodeCtx) -> tuple[Value, ...]`` (one value per
+output of the TF node); its only effect is through ``ctx`` (``ctx.layer`` adds a layer, ``ctx.fuse_bias``
+folds a bias into the layer before). No I/O, no torch, no TensorFlow.
+
+Values flowing along the graph's edges:
+- ``Tensor``: a runtime tensor, the output of a layer (``ref``), with its TF shape (batch axis included,
+  None where unknown; NHWC for images, as in the graph);
+- ``Const``: known before run time: a Const node, a variable (read lazily: only weights' shapes are
+  looked at), or a folded result;
+- ``ShapeVec``: a shape computed from a tensor's ``Shape`` (its batch size unknown until run time), the
+  way ``tf.layers.flatten`` builds ``[batch, -1]``;
+- ``Missing``: an output tf2torch does not compute (FusedBatchNorm's batch statistics), with why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UnsupportedError
+from ..spec import GraphNode, TensorRef, Variable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TFShape = tuple[int | None, ...]
+BATCH = "batch"  # a ShapeVec item: the run-time batch size
+
+
+@dataclass(frozen=True)
+class Tensor:
+    ref: TensorRef
+    shape: TFShape
+    node: str  # the TF node that produced it (for counting its consumers)
+
+
+@dataclass(frozen=True)
+class Const:
+    var: Variable
+    weight: bool = False  # a model weight (a variable, or a frozen graph's weight Const): goes to the state_dict
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.var.shape
+
+    def array(self) -> np.ndarray:
+        return self.var.read()
+
+
+@dataclass(frozen=True)
+class ShapeVec:
+    items: tuple[int | str | None, ...]  # ints, BATCH, or None (unknown)
+
+
+@dataclass(frozen=True)
+class Missing:
+    why: str
+
+
+Value = Tensor | Const | ShapeVec | Missing
+
+
+@dataclass
+class PendingLayer:
+    """A layer being built; frozen into a ``LayerSpec`` once the whole graph is lowered."""
+
+    name: str
+    class_name: str
+    config: dict[str, Any]
+    inputs: list[TensorRef]
+    weights: list[tuple[str, Const]] = field(default_factory=list)  # (Keras weight name, value)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    node: str = ""  # the TF node it was made for
+
+
+class NodeCtx:
+    """One TF node's lowering: its attributes, its input values, and the layer builder."""
+
+    def __init__(self, node: GraphNode, inputs: Sequence[Value], builder: Any) -> None:
+        self.node = node
+        self.inputs = tuple(inputs)
+        self._builder = builder
+
+    @property
+    def op(self) -> str:
+        return self.node.op
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.node.attrs.get(key, default)
+
+    def where(self) -> str:
+        return f"op {self.node.name!r} ({self.node.op})"
+
+    def unsupported(self, what: str, fix: str = "") -> UnsupportedError:
+        return UnsupportedError(f"{self.where()}: {what}" + (f"; {fix}" if fix else ""))
+
+    def tensor(self, i: int) -> Tensor:
+        value = self.inputs[i] if i < len(self.inputs) else Missing("no such input")
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, Missing):
+            raise self.unsupported(f"input {i} ({self.node.inputs[i] if i < len(self.node.inputs) else '?'}) "
+                                   f"is not computed: {value.why}")
+        raise self.unsupported(f"input {i} is a constant where a run-time tensor was expected",
+                               "fold it away before export, or report the graph")
+
+    def const(self, i: int, what: str) -> Const:
+        value = self.inputs[i] if i < len(self.inputs) else None
+        if not isinstance(value, Const):
+            raise self.unsupported(f"its {what} (input {i}) must be a constant or a variable, found a "
+                                   f"{type(value).__name__.lower() if value is not None else 'nothing'}",
+                                   "tf2torch converts graphs whose weights and shapes are fixed")
+        return value
+
+    def layer(self, class_name: str, config: dict[str, Any], inputs: Sequence[Tensor], shape: TFShape, *,
+              weights: Sequence[tuple[str, Const]] = (), kwargs: dict[str, Any] | None = None,
+              name: str = "") -> Tensor:
+        """Add a layer of a Keras class (its converter in ``layers/`` does the rest); its output tensor."""
+        return self._builder.add(self, class_name, config, inputs, shape, weights, kwargs or {}, name)
+
+    def fuse_bias(self, x: Tensor, bias: Const) -> bool:
+        """Give the conv / Dense layer that produced ``x`` this bias, when ``x`` feeds nothing else."""
+        return self._builder.fuse_bias(x, bias)
+
+    def folded(self, array: np.ndarray) -> Const:
+        import numpy as np
+
+        array = np.asarray(array)
+        from .. import dtypes
+
+        var = Variable(name=self.node.name, dtype=dtypes.from_numpy(array.dtype, self.where()), shape=array.shape,
+                       nbytes=array.nbytes, loader=lambda: array)
+        return Const(var)
+
+
+Converter = Callable[[NodeCtx], tuple[Value, ...]]
+_REGISTRY: dict[str, Converter] = {}
+
+
+def tf_op(*ops: str) -> Callable[[Converter], Converter]:
+    """Register a converter for TF op types (a second registration of one type fails at import)."""
+
+    def register(fn: Converter) -> Converter:
+        for op in ops:
+            if op in _REGISTRY:
+                raise RuntimeError(f"two converters for TF op {op!r}: {_REGISTRY[op].__module__} and {fn.__module__}")
+            _REGISTRY[op] = fn
+        return fn
+
+    return register
+
+
+def lookup(op: str) -> Converter | None:
+    return _REGISTRY.get(op)
+
+
+def supported() -> list[str]:
+    return sorted(_REGISTRY)

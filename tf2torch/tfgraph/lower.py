@@ -1,0 +1,160 @@
+"""Lower a TF graph (a frozen ``.pb`` or a ``.meta`` with its checkpoint) to a Keras-like ``GraphSpec``.
+
+The walk: the graph's outputs (``outputs=`` or its sinks: ops fed by a float Placeholder that feed
+nothing, training and saving ops aside), every op they depend on in dependency order, one converter per
+op type (``tfgraph/ops_*.py``). Every unsupported op type is named in one error before anything is
+built. The result is an ordinary ``ModelSpec`` with ``graph`` set, converted like a Keras model.
+
+Layer names come from TF scopes: a conv's layer is named after its weights' scope
+(``block1.layer.0/conv1/DW`` -> ``block1.layer.0/conv1``), other layers after their op; a prefix every
+layer shares (``resnet_v1_50/``) is dropped. Codegen turns them into identifiers through its namespace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from ..errors import UnsupportedError
+from ..map.select import EMA_SUFFIX
+from ..spec import GraphNode, ModelSpec, Role, Variable
+from . import ops_array, ops_math, ops_nn  # noqa: F401  (register the converters)
+from .base import Const, Missing, NodeCtx, Tensor, Value, lookup
+from .builder import Builder
+from .outputs import model_inputs, model_outputs
+
+VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable"})
+INPUT_OPS = frozenset({"Placeholder"})
+
+
+def _order(nodes: dict[str, GraphNode], outputs: Sequence[str]) -> list[str]:
+    """Every node the outputs depend on, inputs first (iterative: graphs are deep)."""
+    done: dict[str, None] = {}
+    active: set[str] = set()
+    for out in outputs:
+        stack: list[tuple[str, bool]] = [(out, False)]
+        while stack:
+            name, expanded = stack.pop()
+            if name in done:
+                continue
+            if expanded:
+                active.discard(name)
+                done[name] = None
+                continue
+            if name in active:
+                raise UnsupportedError(f"the graph has a cycle through {name!r} (a while loop); tf2torch converts "
+                                       "loop-free graphs: export the model with its loops unrolled, or port by hand")
+            if name not in nodes:
+                raise UnsupportedError(f"the graph has no node {name!r}; check the output name")
+            active.add(name)
+            stack.append((name, True))
+            for ref in reversed(nodes[name].inputs):
+                src = ref.split(":", 1)[0]
+                if src not in done:
+                    stack.append((src, False))
+    return list(done)
+
+
+def _check_supported(nodes: dict[str, GraphNode], order: list[str]) -> None:
+    missing: dict[str, list[str]] = {}
+    for name in order:
+        op = nodes[name].op
+        if op not in VARIABLE_OPS and op not in INPUT_OPS and op != "Const" and lookup(op) is None:
+            missing.setdefault(op, []).append(name)
+    if missing:
+        shown = "; ".join(f"{op} ({len(names)}: {', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
+                          for op, names in sorted(missing.items())[:8])
+        raise UnsupportedError(f"the graph uses {len(missing)} op type(s) tf2torch does not convert: {shown}; "
+                               "see `tf2torch inspect` for the full list, or pass --model FILE.py:CALLABLE "
+                               "or --weights-only")
+
+
+def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True,
+          ema: bool = False) -> ModelSpec | None:
+    """``spec`` with ``graph`` set to the lowered TF graph, its weights renamed for the Keras converters.
+
+    A graph with no model in it (no float Placeholder feeding a weight: a checkpoint's graph written by
+    a data pipeline, or only variables) is an error when ``required``, else None. With ``ema`` each
+    weight's ExponentialMovingAverage shadow gives its values (the shadow is then reported as used for it).
+    """
+    if spec.tf_graph is None:
+        raise UnsupportedError(f"{spec.path}: holds no TF graph")
+    graph = spec.tf_graph()
+    nodes = graph.by_name()
+    if not outputs and not model_inputs(graph):
+        if not required:
+            return None
+        raise UnsupportedError(f"{graph.where}: no model input found (no float Placeholder feeds a weight); "
+                               "name the outputs with --graph-output NODE")
+    outs = list(outputs) or model_outputs(graph)
+    if not outs:
+        raise UnsupportedError(f"{graph.where}: no model output found; name one with --graph-output NODE")
+    order = _order(nodes, [o.split(":", 1)[0] for o in outs])
+    _check_supported(nodes, order)
+    stored = {v.name: v for v in spec.variables}
+    if ema:
+        stored.update(ema_weights(spec.variables))
+    builder = Builder(_consumers(order, nodes))
+    values: dict[str, tuple[Value, ...]] = {}
+
+    def value_of(ref: str) -> Value:
+        src, _, index = ref.partition(":")
+        found = values.get(src, ())
+        i = int(index) if index.isdigit() else 0
+        return found[i] if i < len(found) else Missing(f"{src!r} has no output {i}")
+
+    for name in order:
+        node = nodes[name]
+        if node.op in INPUT_OPS:
+            values[name] = (builder.input(node),)
+        elif node.op in VARIABLE_OPS:
+            key = graph.variables.get(name) or node.attrs.get("shared_name") or name
+            if key not in stored:
+                raise UnsupportedError(f"{graph.where}: variable {key!r} (node {name!r}) is not in the checkpoint; "
+                                       "pass the checkpoint this graph was saved with")
+            values[name] = (Const(stored[key], weight=True),)
+        elif node.op == "Const":
+            value = node.attrs.get("value")
+            if value is None:
+                raise UnsupportedError(f"{graph.where}: Const {name!r} has no value; the file is corrupt")
+            # A frozen graph's weights are Consts listed as the spec's variables: keep their identity.
+            values[name] = (Const(stored[name], weight=True) if name in stored else Const(value),)
+        else:
+            ctx = NodeCtx(node, [value_of(r) for r in node.inputs], builder)
+            values[name] = tuple(lookup(node.op)(ctx))  # type: ignore[misc]  # checked above
+    out_refs = []
+    for out in outs:
+        value = value_of(out)
+        if not isinstance(value, Tensor):
+            raise UnsupportedError(f"{graph.where}: output {out!r} is not computed from the inputs "
+                                   f"({getattr(value, 'why', 'a constant')})")
+        out_refs.append(value.ref)
+    gspec = builder.freeze(graph_name(spec), tuple(out_refs))
+    renamed = builder.renamed()
+    return dataclasses.replace(spec, graph=gspec,
+                               variables=tuple(renamed.get(id(v), v) for v in spec.variables))
+
+
+def graph_name(spec: ModelSpec) -> str:
+    stem = spec.path.name.split(".", 1)[0]
+    return stem if stem and stem not in ("model", "saved_model", "frozen_graph", "graph") else "tf_graph"
+
+
+
+
+def ema_weights(variables: Sequence[Variable]) -> dict[str, Variable]:
+    """Weight name -> the weight reading its EMA shadow's values (as ``map.select`` does for --ema)."""
+    shadows = {v.name[: -len(EMA_SUFFIX)]: v for v in variables if v.role is Role.EMA and v.name.endswith(EMA_SUFFIX)}
+    return {v.name: dataclasses.replace(v, loader=shadows[v.name].loader, note=f"EMA shadow {shadows[v.name].name}")
+            for v in variables if v.role is Role.WEIGHT and v.name in shadows}
+
+
+def _consumers(order: list[str], nodes: dict[str, GraphNode]) -> dict[str, list[str]]:
+    """Within the converted part of the graph: who reads each node's outputs."""
+    out: dict[str, list[str]] = {name: [] for name in order}
+    for name in order:
+        for ref in nodes[name].inputs:
+            src = ref.split(":", 1)[0]
+            if src in out:
+                out[src].append(name)
+    return out

@@ -1,0 +1,227 @@
+"""Shape and plumbing ops: identities, Reshape / Squeeze / ExpandDims, ConcatV2, Pad, and the shape
+arithmetic (Shape, StridedSlice, Pack...) that graphs do on static sizes.
+
+Shape arithmetic is folded before run time: ``Shape(x)`` is the tensor's static shape with its batch
+size symbolic (``ShapeVec``), so ``Reshape(x, Pack(Shape(x)[0], -1))`` (``tf.layers.flatten``) is seen
+to be a Flatten. A reshape that touches the batch axis, or sizes only known at run time, is refused.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import BATCH, Const, NodeCtx, ShapeVec, Tensor, TFShape, Value, tf_op
+
+# Ops that hand their (first) input on unchanged at inference.
+IDENTITIES = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "PlaceholderWithDefault",
+              "ReadVariableOp", "EnsureShape")
+
+
+@tf_op(*IDENTITIES)
+def identity(ctx: NodeCtx) -> tuple[Value, ...]:
+    return (ctx.inputs[0],)
+
+
+@tf_op("IdentityN")
+def identity_n(ctx: NodeCtx) -> tuple[Value, ...]:
+    return ctx.inputs
+
+
+@tf_op("Cast")
+def cast(ctx: NodeCtx) -> tuple[Value, ...]:
+    src, dst = ctx.attr("SrcT"), ctx.attr("DstT")
+    value = ctx.inputs[0]
+    if isinstance(value, Const):
+        from ..dtypes import BY_TF_ENUM
+
+        dtype = BY_TF_ENUM.get(getattr(dst, "enum", 0))
+        if dtype is None or dtype.name in ("bfloat16", "string"):
+            raise ctx.unsupported(f"a cast of a constant to dtype enum {getattr(dst, 'enum', '?')}")
+        return (ctx.folded(value.array().astype(dtype.storage)),)
+    if isinstance(value, ShapeVec):
+        return (value,)
+    if src != dst and not (getattr(src, "is_float", False) and getattr(dst, "is_float", False)):
+        raise ctx.unsupported("a cast of a run-time tensor to a non-float dtype")
+    if src != dst:
+        raise ctx.unsupported("a cast between float dtypes inside the graph (mixed precision)",
+                              "export the float32 graph; convert with --dtype for another precision")
+    return (value,)
+
+
+@tf_op("Shape")
+def shape(ctx: NodeCtx) -> tuple[Value, ...]:
+    value = ctx.inputs[0]
+    if isinstance(value, Const):
+        return (ctx.folded(np.array(value.shape, dtype=np.int32)),)
+    x = ctx.tensor(0)
+    return (ShapeVec(tuple(BATCH if i == 0 else s for i, s in enumerate(x.shape))),)
+
+
+def _ints(ctx: NodeCtx, i: int) -> list:
+    """A 1-D shape-like operand: a Const's ints, or a ShapeVec's items (BATCH / None for unknown)."""
+    value = ctx.inputs[i]
+    if isinstance(value, ShapeVec):
+        return list(value.items)
+    if isinstance(value, Const):
+        return [int(v) for v in value.array().reshape(-1)]
+    raise ctx.unsupported(f"input {i} is a run-time tensor where a shape was expected")
+
+
+@tf_op("StridedSlice")
+def strided_slice(ctx: NodeCtx) -> tuple[Value, ...]:
+    value = ctx.inputs[0]
+    if not isinstance(value, (ShapeVec, Const)) or (isinstance(value, Const) and len(value.shape) != 1):
+        raise ctx.unsupported("slicing a run-time tensor (only shape vectors are sliced before run time)")
+    items = _ints(ctx, 0)
+    begin, end, step = (_ints(ctx, i) for i in (1, 2, 3))
+    masks = {k: int(ctx.attr(k, 0) or 0) for k in ("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask",
+                                                  "new_axis_mask")}
+    if len(begin) != 1 or masks["ellipsis_mask"] or masks["new_axis_mask"]:
+        raise ctx.unsupported("a multi-axis slice of a shape")
+    start = None if masks["begin_mask"] & 1 else begin[0]
+    stop = None if masks["end_mask"] & 1 else end[0]
+    picked = items[slice(start, stop, step[0])] if not masks["shrink_axis_mask"] & 1 else [items[begin[0]]]
+    if masks["shrink_axis_mask"] & 1:
+        item = picked[0]
+        return (ShapeVec((item,)) if not isinstance(item, int) else ctx.folded(np.int32(item)),) \
+            if isinstance(value, ShapeVec) else (ctx.folded(np.int32(item)),)
+    return (_shape_value(ctx, picked),)
+
+
+def _shape_value(ctx: NodeCtx, items: list) -> Value:
+    return ShapeVec(tuple(items)) if any(not isinstance(i, int) for i in items) else ctx.folded(
+        np.array(items, dtype=np.int32))
+
+
+@tf_op("Pack")
+def pack(ctx: NodeCtx) -> tuple[Value, ...]:
+    if int(ctx.attr("axis", 0) or 0) != 0:
+        raise ctx.unsupported("a Pack along an axis other than 0")
+    items: list = []
+    for i, value in enumerate(ctx.inputs):
+        if isinstance(value, ShapeVec) and len(value.items) == 1:
+            items.append(value.items[0])
+        elif isinstance(value, Const) and value.shape == ():
+            items.append(value.array().item())
+        elif isinstance(value, Const) and all(isinstance(v, Const) for v in ctx.inputs):
+            return (ctx.folded(np.stack([v.array() for v in ctx.inputs])),)
+        else:
+            raise ctx.unsupported(f"input {i}: only scalars and shape items are packed before run time")
+    return (_shape_value(ctx, items),)
+
+
+@tf_op("Prod")
+def prod(ctx: NodeCtx) -> tuple[Value, ...]:
+    items = _ints(ctx, 0)
+    if any(not isinstance(i, int) for i in items):
+        raise ctx.unsupported("a product of sizes only known at run time")
+    return (ctx.folded(np.int32(math.prod(items))),)
+
+
+def _target(ctx: NodeCtx, x: Tensor, target: list) -> TFShape | None:
+    """The full output shape of reshaping ``x`` to ``target`` (-1 resolved), with the batch kept first;
+    None when the reshape mixes the batch axis with others."""
+    if not target or target[0] not in (-1, BATCH) and not (x.shape[0] is not None and target[0] == x.shape[0]):
+        return None
+    rest = [None if t is None else t for t in target[1:]]
+    if any(t is None or not isinstance(t, int) for t in rest):
+        return None
+    known = x.shape[1:]
+    if any(s is None for s in known):
+        return None if -1 in rest else (x.shape[0], *rest)
+    total = math.prod(known)
+    if rest.count(-1) > 1:
+        return None
+    if -1 in rest:
+        fixed = math.prod(r for r in rest if r != -1)
+        if fixed == 0 or total % fixed:
+            return None
+        rest[rest.index(-1)] = total // fixed
+    if target[0] == -1 and math.prod(rest) != total:
+        return None  # -1 in front then absorbs part of the batch
+    return (x.shape[0], *rest)
+
+
+def reshape_to(ctx: NodeCtx, x: Tensor, shape: TFShape) -> Tensor:
+    if tuple(shape) == tuple(x.shape):
+        return x
+    if len(shape) == 2 and len(x.shape) > 2:  # a Flatten (a following Dense permutes its rows, not the data)
+        return ctx.layer("Flatten", {"data_format": "channels_last"}, [x], shape)
+    return ctx.layer("Reshape", {"target_shape": list(shape[1:])}, [x], shape)
+
+
+@tf_op("Reshape")
+def reshape(ctx: NodeCtx) -> tuple[Value, ...]:
+    if isinstance(ctx.inputs[0], Const):
+        return (ctx.folded(ctx.inputs[0].array().reshape(_ints(ctx, 1))),)
+    x = ctx.tensor(0)
+    target = _ints(ctx, 1)
+    shape = _target(ctx, x, target)
+    if shape is None:
+        raise ctx.unsupported(f"a reshape of {list(x.shape)} to {target}: it changes the batch axis or needs sizes "
+                              "known only at run time", "export with a fixed input size (--input-shape)")
+    return (reshape_to(ctx, x, shape),)
+
+
+@tf_op("Squeeze")
+def squeeze(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    dims = {int(d) % len(x.shape) for d in (ctx.attr("squeeze_dims") or ())}
+    if not dims:
+        dims = {i for i, s in enumerate(x.shape) if s == 1}
+    if 0 in dims or any(x.shape[d] != 1 for d in dims):
+        raise ctx.unsupported(f"squeezing axes {sorted(dims)} of {list(x.shape)}")
+    return (reshape_to(ctx, x, tuple(s for i, s in enumerate(x.shape) if i not in dims)),)
+
+
+@tf_op("ExpandDims")
+def expand_dims(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (axis,) = _ints(ctx, 1) or [None]
+    rank = len(x.shape) + 1
+    axis = axis % rank if isinstance(axis, int) else None
+    if not axis:
+        raise ctx.unsupported("expanding the batch axis")
+    shape = (*x.shape[:axis], 1, *x.shape[axis:])
+    return (ctx.layer("Reshape", {"target_shape": list(shape[1:])}, [x], shape),)
+
+
+@tf_op("ConcatV2")
+def concat(ctx: NodeCtx) -> tuple[Value, ...]:
+    parts, axis_value = ctx.inputs[:-1], ctx.const(len(ctx.inputs) - 1, "axis")
+    axis = int(axis_value.array())
+    if all(isinstance(p, Const) for p in parts):
+        return (ctx.folded(np.concatenate([p.array() for p in parts], axis=axis)),)  # type: ignore[union-attr]
+    if all(isinstance(p, (Const, ShapeVec)) for p in parts):
+        return (_shape_value(ctx, [i for k in range(len(parts)) for i in _ints(ctx, k)]),)
+    tensors = [ctx.tensor(i) for i in range(len(parts))]
+    rank = len(tensors[0].shape)
+    axis %= rank
+    if axis == 0:
+        raise ctx.unsupported("a concatenation along the batch axis")
+    total = sum(t.shape[axis] or 0 for t in tensors) if all(t.shape[axis] is not None for t in tensors) else None
+    shape = (*tensors[0].shape[:axis], total, *tensors[0].shape[axis + 1:])
+    return (ctx.layer("Concatenate", {"axis": axis}, tensors, shape),)
+
+
+@tf_op("Pad", "PadV2")
+def pad(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    pads = ctx.const(1, "paddings").array().astype(np.int64).tolist()
+    if ctx.op == "PadV2" and _nonzero(ctx.const(2, "constant value")):
+        raise ctx.unsupported("padding with a value other than 0")
+    rank = len(x.shape)
+    if len(pads) != rank or rank not in (3, 4, 5) or any(pads[0]) or any(pads[-1]):
+        raise ctx.unsupported(f"paddings {pads}: only the spatial axes of a channels-last tensor are padded")
+    spatial = pads[1:-1]
+    cls = {3: "ZeroPadding1D", 4: "ZeroPadding2D", 5: "ZeroPadding3D"}[rank]
+    shape = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:-1], spatial)),
+             x.shape[-1])
+    padding = spatial[0] if rank == 3 else spatial
+    return (ctx.layer(cls, {"padding": padding, "data_format": "channels_last"}, [x], shape),)
+
+
+def _nonzero(value: Const) -> bool:
+    return bool(np.any(value.array() != 0))

@@ -1,0 +1,114 @@
+"""Elementwise TF ops: activations and arithmetic.
+
+Activations become Keras activation layers. Arithmetic on two run-time tensors of one rank, or on a
+tensor and a scalar constant, becomes the Keras op layer that ``x + y`` in a functional model saves as
+(``keras.src.ops.numpy>Add``...), whose converter is layout-safe. A per-channel constant added to a
+conv or MatMul output it alone reads is that layer's bias. Anything else (a constant tensor broadcast
+against an image) is refused with the op's name rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..readers.keras_calls import ARGS_KWARG
+from .base import Const, NodeCtx, Tensor, TFShape, Value, tf_op
+
+NUMPY = "keras.src.ops.numpy>"
+_ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Elu": "elu", "Selu": "selu", "Softplus": "softplus",
+                "Softsign": "softsign"}
+_BINARY = {"Add": "Add", "AddV2": "Add", "Sub": "Subtract", "Mul": "Multiply", "RealDiv": "TrueDivide",
+           "Maximum": "Maximum", "Minimum": "Minimum", "Pow": "Power"}
+_FOLD = {"Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
+         "Maximum": np.maximum, "Minimum": np.minimum, "Pow": np.power}
+_UNARY = {"Neg": "Negative", "Abs": "Absolute", "Exp": "Exp", "Sqrt": "Sqrt", "Square": "Square"}
+
+
+@tf_op("Relu", "Relu6", *_ACTIVATIONS)
+def activation(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    if ctx.op == "Relu":
+        return (ctx.layer("ReLU", {}, [x], x.shape),)
+    if ctx.op == "Relu6":
+        return (ctx.layer("ReLU", {"max_value": 6.0}, [x], x.shape),)
+    return (ctx.layer("Activation", {"activation": _ACTIVATIONS[ctx.op]}, [x], x.shape),)
+
+
+@tf_op("LeakyRelu")
+def leaky_relu(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    alpha = ctx.attr("alpha")
+    if alpha is None:  # stripped default attr: LeakyRelu's registered default
+        alpha = 0.2
+    return (ctx.layer("LeakyReLU", {"negative_slope": float(alpha)}, [x], x.shape),)
+
+
+@tf_op("Gelu")
+def gelu(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    if ctx.attr("approximate", False):
+        raise ctx.unsupported("the tanh approximation of GELU")
+    return (ctx.layer("Activation", {"activation": "gelu"}, [x], x.shape),)
+
+
+@tf_op(*_UNARY)
+def unary(ctx: NodeCtx) -> tuple[Value, ...]:
+    value = ctx.inputs[0]
+    if isinstance(value, Const):
+        fold = {"Neg": np.negative, "Abs": np.abs, "Exp": np.exp, "Sqrt": np.sqrt, "Square": np.square}[ctx.op]
+        return (ctx.folded(fold(value.array())),)
+    x = ctx.tensor(0)
+    return (ctx.layer(NUMPY + _UNARY[ctx.op], {}, [x], x.shape),)
+
+
+def _broadcast(ctx: NodeCtx, a: TFShape, b: TFShape) -> TFShape:
+    if len(a) != len(b):
+        raise ctx.unsupported(f"operands of different ranks ({len(a)} and {len(b)})",
+                              "tf2torch converts arithmetic between tensors of one rank")
+    out = []
+    for x, y in zip(a, b):
+        if x == 1 or x is None and y not in (1, None):
+            out.append(y)
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def _scalar(value: Const) -> float | None:
+    if value.shape and int(np.prod(value.shape)) != 1:
+        return None
+    item = value.array().reshape(-1)[0].item()
+    return float(item) if isinstance(item, (int, float)) and not isinstance(item, bool) else None
+
+
+@tf_op(*_BINARY)
+def binary(ctx: NodeCtx) -> tuple[Value, ...]:
+    a, b = ctx.inputs[0], ctx.inputs[1]
+    if isinstance(a, Const) and isinstance(b, Const):
+        return (ctx.folded(_FOLD[ctx.op](a.array(), b.array())),)
+    cls = NUMPY + _BINARY[ctx.op]
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return (ctx.layer(cls, {}, [a, b], _broadcast(ctx, a.shape, b.shape)),)
+    tensor, const = (a, b) if isinstance(a, Tensor) else (b, a)
+    if not isinstance(tensor, Tensor) or not isinstance(const, Const):
+        raise ctx.unsupported("operands that are neither tensors nor constants")
+    if ctx.op in ("Add", "AddV2") and const.weight and ctx.fuse_bias(tensor, const):
+        return (tensor,)  # tf.matmul(x, w) + b: the Dense's bias
+    number = _scalar(const)
+    if number is None:
+        raise ctx.unsupported(f"a constant operand of shape {list(const.shape)} (only scalars, or a bias right "
+                              "after a conv / MatMul, are converted)", "report the graph")
+    args = [tensor.ref, number] if tensor is a else [number, tensor.ref]
+    return (ctx.layer(cls, {}, [tensor], tensor.shape, kwargs={ARGS_KWARG: args}),)
+
+
+@tf_op("AddN")
+def add_n(ctx: NodeCtx) -> tuple[Value, ...]:
+    tensors = [ctx.tensor(i) for i in range(len(ctx.inputs))]
+    if len(tensors) == 1:
+        return (tensors[0],)
+    shape = tensors[0].shape
+    for t in tensors[1:]:
+        if len(t.shape) != len(shape):
+            raise ctx.unsupported("operands of different ranks")
+    return (ctx.layer("Add", {}, tensors, shape),)

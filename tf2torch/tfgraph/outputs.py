@@ -1,0 +1,131 @@
+"""Which nodes of a TF graph are the model: its inputs and its outputs, when the user names none.
+
+A training graph holds more than the model: labels, a loss, metrics, optimizer updates, summaries and
+the saver. What is read from the graph (never from names):
+- the model's **inputs** are the float Placeholders that feed an op reading a weight (a conv, a MatMul,
+  a batch norm reading a variable or a frozen weight); other float Placeholders are labels;
+- the **model region** is what the inputs feed, without what labels feed, without reductions over the
+  batch axis (a loss or a metric averages over the batch; a model's output keeps it) and what follows
+  them, and without gradient / saving / optimizer scopes;
+- ops that only lead into such a loss are its first steps (``(y - x) ** 2``), back to the last op reading
+  a weight or an ``Identity`` (how TF1 code names an output: ``tf.identity(x, name="logits")``);
+- the **outputs** are the region's ops that feed nothing else in it (metrics and shapes aside).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..spec import GraphNode, TFGraph
+
+WEIGHT_SOURCES = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable", "Const"})
+_PASS = frozenset({"Identity", "ReadVariableOp", "Cast", "Snapshot", "Enter"})
+_REDUCTIONS = frozenset({"Mean", "Sum", "Max", "Min", "Prod", "All", "Any", "L2Loss", "EuclideanNorm"})
+_NOT_OUTPUTS = frozenset({
+    "NoOp", "Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp", "SaveV2", "Save",
+    "SaveSlices", "RestoreV2", "Restore", "RestoreSlice", "MergeV2Checkpoints", "Assert", "Print", "PrintV2",
+    "ScalarSummary", "HistogramSummary", "ImageSummary", "MergeSummary", "WriteSummary", "VarIsInitializedOp",
+    "IsVariableInitialized", "ArgMax", "ArgMin", "Equal", "NotEqual", "Shape", "Size", "Rank",
+})
+_NOT_MODEL = re.compile(r"(^|/)(gradients(_\d+)?|save(_\d+)?|training|Adam|Momentum|GradientDescent|"
+                        r"ExponentialMovingAverage|summaries)(/|$)")
+_FLOAT_ENUMS = (1, 2, 14, 19)
+_MAX_WEIGHT_PATH = 8  # a weight reaches its op through a read, a cast: a few steps
+
+
+def _src(ref: str) -> str:
+    return ref.split(":", 1)[0]
+
+
+def _float_placeholder(node: GraphNode) -> bool:
+    return node.op == "Placeholder" and getattr(node.attrs.get("dtype"), "enum", 0) in _FLOAT_ENUMS
+
+
+def _reads_weight(node: GraphNode, nodes: dict[str, GraphNode]) -> bool:
+    """Some operand after the first comes (through reads and casts) from a variable or a tensor Const."""
+    for ref in node.inputs[1:]:
+        name, steps = _src(ref), 0
+        while name in nodes and nodes[name].op in _PASS and nodes[name].inputs and steps < _MAX_WEIGHT_PATH:
+            name, steps = _src(nodes[name].inputs[0]), steps + 1
+        source = nodes.get(name)
+        if source is not None and source.op in WEIGHT_SOURCES:
+            value = source.attrs.get("value")
+            if source.op != "Const" or (value is not None and len(value.shape) >= 2):
+                return True
+    return False
+
+
+def _consumers(nodes: dict[str, GraphNode]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {name: [] for name in nodes}
+    for node in nodes.values():
+        for ref in node.inputs:
+            if _src(ref) in out:
+                out[_src(ref)].append(node.name)
+    return out
+
+
+def _below(starts: list[str], consumers: dict[str, list[str]], nodes: dict[str, GraphNode],
+           stop=lambda name: False) -> dict[str, None]:
+    seen: dict[str, None] = {}
+    todo = list(starts)
+    while todo:
+        name = todo.pop()
+        if name in seen or _NOT_MODEL.search(name) or stop(name):
+            continue
+        seen[name] = None
+        todo += consumers.get(name, [])
+    return seen
+
+
+def _reduces_batch(node: GraphNode, nodes: dict[str, GraphNode]) -> bool:
+    if node.op not in _REDUCTIONS:
+        return False
+    if node.op in ("L2Loss", "EuclideanNorm") or len(node.inputs) < 2:
+        return True
+    axes = nodes.get(_src(node.inputs[1]))
+    value = axes.attrs.get("value") if axes is not None and axes.op == "Const" else None
+    if value is None:
+        return True  # axes computed at run time: not a layer tf2torch converts anyway
+    return 0 in [int(a) for a in value.read().reshape(-1)]
+
+
+def model_inputs(graph: TFGraph) -> list[str]:
+    nodes = graph.by_name()
+    consumers = _consumers(nodes)
+    found = []
+    for node in graph.nodes:
+        if _float_placeholder(node):
+            below = _below([node.name], consumers, nodes)
+            if any(_reads_weight(nodes[n], nodes) for n in below):
+                found.append(node.name)
+    return found
+
+
+def model_outputs(graph: TFGraph, inputs: list[str] | None = None) -> list[str]:
+    nodes = graph.by_name()
+    consumers = _consumers(nodes)
+    inputs = model_inputs(graph) if inputs is None else inputs
+    labels = [n.name for n in graph.nodes if _float_placeholder(n) and n.name not in inputs]
+    tainted = _below(labels, consumers, nodes)
+    losses: set[str] = set()
+
+    def stop(name: str) -> bool:
+        if name in tainted:
+            return True
+        if _reduces_batch(nodes[name], nodes):
+            losses.add(name)
+            return True
+        return False
+
+    region = _below(inputs, consumers, nodes, stop=stop)
+    # What only feeds a loss is the loss's first steps (``(y - x) ** 2`` before its mean), back to the
+    # last op reading a weight or an Identity (``tf.identity(x, name="logits")`` marks an output).
+    for name in reversed([n.name for n in graph.nodes if n.name in region]):
+        node = nodes[name]
+        feeds = [c for c in consumers[name] if c in region or c in losses]
+        if (feeds and all(c in losses for c in feeds) and node.op != "Identity"
+                and not _reads_weight(node, nodes)):
+            losses.add(name)
+            del region[name]
+    return [n.name for n in graph.nodes if n.name in region and n.op not in _NOT_OUTPUTS and n.name not in inputs
+            and not any(c in region and nodes[c].op not in _NOT_OUTPUTS for c in consumers[n.name])]
