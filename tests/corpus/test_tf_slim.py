@@ -51,7 +51,8 @@ def _randomise(tf1, sess, rng) -> None:
 
 
 def _save_slim(tmp_path_factory, name: str, size: int, batch: int, net) -> tuple[Path, np.ndarray, np.ndarray]:
-    """Build ``net(slim, inputs) -> logits`` in a TF1 graph, randomise it, save it with its .meta;
+    """Build ``net(slim, inputs) -> logits`` in a TF1 graph, randomise it, save it with its .meta, and
+    frozen to ``frozen.pb`` (the logits' graph, variables made Consts, as ``freeze_graph`` does);
     returns the folder, an input batch and TF's logits (batch, 5) for it."""
     tf, slim = require_slim()
     tf1 = tf.compat.v1
@@ -67,6 +68,9 @@ def _save_slim(tmp_path_factory, name: str, size: int, batch: int, net) -> tuple
             _randomise(tf1, sess, rng)
             expected = sess.run(logits, {inputs: x}).reshape(batch, -1)
             tf1.train.Saver().save(sess, str(folder / "model.ckpt"))
+            frozen = tf1.graph_util.convert_variables_to_constants(sess, graph.as_graph_def(), [logits.op.name])
+            (folder / "frozen.pb").write_bytes(frozen.SerializeToString())
+            (folder / "logits.txt").write_text(logits.op.name)
     return folder, x, expected
 
 
@@ -139,3 +143,31 @@ def test_slim_net_onto_a_torchvision_style_port_with_no_rules(saved):
     rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
     print(f"tf_slim {name} -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
     assert rel <= 1e-4
+
+
+def _generated(result, folder: Path, x: np.ndarray) -> np.ndarray:
+    model = load_source(result.model_source, folder / "model.py")["build_model"]()
+    model.load_state_dict(state_dict(result.plans), strict=True)
+    with torch.no_grad():
+        return model.eval()(to_torch_layout(x)).numpy()
+
+
+@pytest.mark.parametrize("form", ["frozen.pb", "meta"])
+def test_slim_graph_to_generated_pytorch_with_no_model(saved, form):
+    """Issue 15: the TF graph alone (a frozen GraphDef, or the .meta beside the checkpoint) becomes a
+    readable generated model: modules named after slim's scopes, SAME and epsilon from the graph."""
+    name, (folder, x, expected) = saved
+    logits = (folder / "logits.txt").read_text()
+    source = folder / "frozen.pb" if form == "frozen.pb" else folder / "model.ckpt"
+    # The frozen graph was pruned to the logits; the .meta also holds slim's softmax "predictions" end
+    # point, so the logits are named (the default outputs are checked in test_tf_graph.py).
+    outputs = () if form == "frozen.pb" else (logits,)
+    result = api.convert(source, None, dry_run=True, graph_outputs=outputs)
+    counts = result.report.counts()
+    assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
+    out = _generated(result, folder, x).reshape(len(x), -1)
+    rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
+    print(f"tf_slim {name} {form} -> generated model: max rel err {rel:.2e}; {counts}")
+    assert rel <= 1e-4
+    assert "nn.Conv2d(" in result.model_source
+    assert ("nn.BatchNorm2d(" in result.model_source) == (name != "vgg_16")  # VGG has no batch norm
