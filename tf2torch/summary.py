@@ -20,10 +20,12 @@ class Summary:
     totals: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     bad: list[dict[str, str]] = field(default_factory=list)  # --check: tensors that failed to read
+    graph: dict[str, Any] = field(default_factory=dict)  # a TF graph: inputs, outputs, ops by type, unsupported
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "format": self.format, "variables": self.variables, "layers": self.layers,
-                "totals": self.totals, "notes": self.notes, "bad": self.bad}
+                "totals": self.totals, "notes": self.notes, "bad": self.bad,
+                **({"graph": self.graph} if self.graph else {})}
 
 
 def _layers(spec: ModelSpec) -> list[dict[str, Any]]:
@@ -68,7 +70,13 @@ def summarize(spec: ModelSpec) -> Summary:
     totals = {"variables": len(spec.variables), "bytes": sum(v.nbytes for v in spec.variables),
               "by_role": dict(sorted(roles.items())),
               "weight_bytes": sum(v.nbytes for v in spec.variables if v.role.value == "weight")}
-    return Summary(str(spec.path), spec.format.value, variables, _layers(spec), totals, list(spec.notes))
+    graph = {}
+    if spec.tf_graph is not None and spec.format.value == "graphdef":  # a .meta is only decoded to convert it
+        from .tfgraph.survey import survey
+
+        graph = survey(spec.tf_graph())
+    return Summary(str(spec.path), spec.format.value, variables, _layers(spec), totals, list(spec.notes),
+                   graph=graph)
 
 
 def check(spec: ModelSpec, summary: Summary, on_variable: Callable[[Variable], None] | None = None) -> Summary:
@@ -101,6 +109,14 @@ def render(summary: Summary) -> str:
         for layer in summary.layers:
             extra = ", ".join(f"{k}={v}" for k, v in layer.items() if k not in ("name", "class", "variables"))
             lines.append(f"  {layer['name']}  {layer['class']}" + (f"  ({extra})" if extra else ""))
+    if summary.graph:
+        g = summary.graph
+        lines.append("")
+        lines.append(f"graph: {g['nodes']} nodes; inputs {', '.join(g['inputs']) or '(none found)'}; "
+                     f"outputs {', '.join(g['outputs']) or '(none found)'}")
+        lines.append("  ops: " + ", ".join(f"{op} {n}" for op, n in g["ops"].items()))
+        for op, names in g["unsupported"].items():
+            lines.append(f"  unsupported: {op} ({len(names)}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")
     t = summary.totals
     roles = ", ".join(f"{n} {r}" for r, n in t["by_role"].items())
     lines.append("")

@@ -27,7 +27,7 @@ VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVa
 INPUT_OPS = frozenset({"Placeholder"})
 
 
-def _order(nodes: dict[str, GraphNode], outputs: Sequence[str]) -> list[str]:
+def dependency_order(nodes: dict[str, GraphNode], outputs: Sequence[str]) -> list[str]:
     """Every node the outputs depend on, inputs first (iterative: graphs are deep)."""
     done: dict[str, None] = {}
     active: set[str] = set()
@@ -89,7 +89,7 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
     outs = list(outputs) or model_outputs(graph)
     if not outs:
         raise UnsupportedError(f"{graph.where}: no model output found; name one with --graph-output NODE")
-    order = _order(nodes, [o.split(":", 1)[0] for o in outs])
+    order = dependency_order(nodes, [o.split(":", 1)[0] for o in outs])
     _check_supported(nodes, order)
     stored = {v.name: v for v in spec.variables}
     if ema:

@@ -50,7 +50,8 @@ def _reads_weight(node: GraphNode, nodes: dict[str, GraphNode]) -> bool:
         source = nodes.get(name)
         if source is not None and source.op in WEIGHT_SOURCES:
             value = source.attrs.get("value")
-            if source.op != "Const" or (value is not None and len(value.shape) >= 2):
+            # a frozen weight: a float tensor Const (shapes and axes are integer Consts)
+            if source.op != "Const" or (value is not None and value.dtype.is_float and len(value.shape) >= 1):
                 return True
     return False
 
@@ -120,12 +121,13 @@ def model_outputs(graph: TFGraph, inputs: list[str] | None = None) -> list[str]:
     region = _below(inputs, consumers, nodes, stop=stop)
     # What only feeds a loss is the loss's first steps (``(y - x) ** 2`` before its mean), back to the
     # last op reading a weight or an Identity (``tf.identity(x, name="logits")`` marks an output).
+    # Likewise what only feeds a loss or a metric that also reads labels (a cross-entropy's reshapes).
+    dead = losses | set(tainted)
     for name in reversed([n.name for n in graph.nodes if n.name in region]):
         node = nodes[name]
-        feeds = [c for c in consumers[name] if c in region or c in losses]
-        if (feeds and all(c in losses for c in feeds) and node.op != "Identity"
-                and not _reads_weight(node, nodes)):
-            losses.add(name)
+        feeds = [c for c in consumers[name] if c in region or c in dead]
+        if feeds and all(c in dead for c in feeds) and node.op != "Identity" and not _reads_weight(node, nodes):
+            dead.add(name)
             del region[name]
     return [n.name for n in graph.nodes if n.name in region and n.op not in _NOT_OUTPUTS and n.name not in inputs
             and not any(c in region and nodes[c].op not in _NOT_OUTPUTS for c in consumers[n.name])]

@@ -1,0 +1,32 @@
+"""What ``tf2torch inspect`` says about a TF graph: its inputs and outputs as a conversion would find
+them, its ops by type, and the op types on the way to the outputs that have no converter."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..errors import Tf2TorchError
+from ..spec import TFGraph
+from .lower import INPUT_OPS, VARIABLE_OPS, dependency_order
+from .base import lookup
+from .outputs import model_inputs, model_outputs
+
+
+def survey(graph: TFGraph) -> dict[str, Any]:
+    nodes = graph.by_name()
+    inputs = model_inputs(graph)
+    outputs = model_outputs(graph, inputs) if inputs else []
+    try:
+        needed = dependency_order(nodes, outputs) if outputs else list(nodes)
+    except Tf2TorchError:  # a cycle, or a dangling input: every node is then worth listing
+        needed = list(nodes)
+    unsupported: dict[str, list[str]] = {}
+    for name in needed:
+        op = nodes[name].op
+        if op not in VARIABLE_OPS and op not in INPUT_OPS and op != "Const" and lookup(op) is None:
+            unsupported.setdefault(op, []).append(name)
+    ops = Counter(n.op for n in graph.nodes)
+    return {"nodes": len(graph.nodes), "inputs": inputs, "outputs": outputs,
+            "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "unsupported": dict(sorted(unsupported.items()))}
