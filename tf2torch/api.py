@@ -108,6 +108,7 @@ def convert(
     report_path: str | Path | None = None,
     weights_only: bool = False,
     graph_outputs: tuple[str, ...] = (),
+    signature: str | None = None,
     progress: Callable[[TensorPlan, int], None] | None = None,
 ) -> Conversion:
     """Convert a TF/Keras source into ``out_dir``: weights, ``model.py`` (when there is a model) and
@@ -137,6 +138,7 @@ def convert(
             write its weights as a bare state_dict anyway, instead of refusing.
         graph_outputs: a TF graph's (frozen .pb, .meta) output nodes; default: the ops fed by its float
             placeholders that feed nothing else.
+        signature: a SavedModel's signature to convert (default ``serving_default``).
         report_path: also write report.json here; a failed conversion writes it here, or without it
             beside ``out_dir`` as ``OUTDIR.failed-report.json``.
         progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
@@ -168,7 +170,8 @@ def convert(
 
         # A TF graph becomes layers, converted like a Keras model. A checkpoint's graph may hold no
         # model at all (only variables, or a data pipeline feeding them): then its weights are all there is.
-        lowered = lower(spec, graph_outputs, required=spec.format is Format.GRAPH_DEF or bool(graph_outputs), ema=ema)
+        lowered = lower(spec, graph_outputs, required=spec.format is not Format.TF1_CHECKPOINT or bool(graph_outputs), ema=ema,
+                        signature=signature)
         if lowered is None:
             graph_note = "the .meta graph has no model (no float Placeholder feeds a weight): wrote a bare state_dict"
         spec = lowered or spec

@@ -116,6 +116,7 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
                    "PyTorch for, or a checkpoint whose .meta graph is not to be converted.")
 @click.option("--graph-output", "graph_outputs", multiple=True, metavar="NODE",
               help="A TF graph's output node (default: the ops its float inputs feed last); repeatable.")
+@click.option("--signature", metavar="NAME", help="A SavedModel's signature to convert (default: serving_default).")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
 @click.option("--no-transpose", is_flag=True, help="Bare checkpoints: keep TF layouts.")
 @click.option("--input-shape", help="Input shape in the model's input layout, e.g. 1,3,32,32 (static padding).")
@@ -132,7 +133,7 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 def convert(source: Path, out_dir: Path | None, model: str | None, config: Path | None, rules: Path | None,
             weights_format: str, dtype: str | None, ema: bool, strict: bool, allow_missing: tuple[str, ...],
             allow_unexpected: tuple[str, ...], report_path: Path | None, suggest_rules: bool, weights_only: bool,
-            graph_outputs: tuple[str, ...], keep_names: bool,
+            graph_outputs: tuple[str, ...], signature: str | None, keep_names: bool,
             no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool,
             force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
             quiet: bool) -> None:
@@ -166,7 +167,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
                 input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, force=force,
                 dry_run=dry_run, verify_crc=not no_verify_crc, allow_missing=allow_missing,
                 allow_unexpected=allow_unexpected, report_path=report_path, weights_only=weights_only,
-                graph_outputs=graph_outputs, progress=bar)
+                graph_outputs=graph_outputs, signature=signature, progress=bar)
     except Tf2TorchError as exc:
         _fail(exc)
     report = result.report

@@ -136,13 +136,40 @@ class GraphNode:
 
 
 @dataclass(frozen=True, eq=False)
+class FunctionSpec:
+    """A FunctionDef of a graph's library. Inside ``nodes``, a function input is its bare arg name and a
+    node's output is ``"node:output_arg:index"``; ``ret`` maps each output arg to such a reference."""
+
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    nodes: tuple[GraphNode, ...]
+    ret: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A SavedModel signature: input / output keys -> tensor names of the outer graph ("x:0")."""
+
+    name: str
+    inputs: Mapping[str, str]
+    outputs: Mapping[str, str]
+
+
+OpOutputs = tuple[tuple[str, str, str], ...]  # an op's output args: (name, number_attr, type_list_attr)
+
+
+@dataclass(frozen=True, eq=False)
 class TFGraph:
-    """A whole TF graph (a frozen ``.pb`` or the graph of a ``.meta``), nodes in file order."""
+    """A whole TF graph (a frozen ``.pb``, the graph of a ``.meta``, or a SavedModel's), nodes in file order."""
 
     where: str  # the file, for messages
     nodes: tuple[GraphNode, ...]
-    # Variable node -> the checkpoint name its value is stored under (``.meta`` graphs; empty when frozen)
+    # Variable node -> the checkpoint name its value is stored under (empty when frozen)
     variables: Mapping[str, str] = field(default_factory=dict)
+    functions: Mapping[str, FunctionSpec] = field(default_factory=dict)  # the library, by name
+    signatures: Mapping[str, Signature] = field(default_factory=dict)  # SavedModels
+    op_outputs: Mapping[str, OpOutputs] = field(default_factory=dict)  # from the stripped OpDefs
 
     def by_name(self) -> dict[str, GraphNode]:
         return {n.name: n for n in self.nodes}  # a later node of one name replaces an earlier one, as in TF

@@ -11,7 +11,7 @@ from ..dtypes import DType
 from ..errors import UnsupportedError
 from ..map.account import Entry, Report
 from ..map.plan import plan_tensor
-from ..map.select import select
+from ..map.select import copies_of, select
 from ..spec import GraphSpec, ModelSpec
 from ..write.plan import TensorPlan
 from .base import Param
@@ -69,11 +69,14 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
     candidates, skipped = select(spec.variables, ema=ema)
     for entry in skipped:
         report.add(entry)
-    for var in candidates:
-        if var.name in used:
-            continue
+    unused = [var for var in candidates if var.name not in used]
+    copies = copies_of(unused, [var for var in candidates if var.name in used])
+    for var in unused:
         owner = layer_weights.get(id(var))
-        if owner is not None:
+        if var.name in copies:
+            report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
+                             reason=f"a copy of {copies[var.name]!r} (the same variable saved twice)"))
+        elif owner is not None:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
                              reason=f"weight of {owner!r} that the PyTorch module does not need"))
         else:

@@ -100,7 +100,8 @@ class GraphConverter:
     def _graph_class(self, graph: GraphSpec, prefix: str, infos: list[TensorInfo], top: bool) -> list[TensorInfo]:
         attrs, local = Namespace(MODULE_ATTRIBUTES), Namespace()
         cls = ClassDef(name=self.class_names.create(class_name(graph.name), "Model"),
-                       doc=f"Keras model {graph.name!r}, converted by tf2torch.")
+                       doc=f"{'TF graph' if graph.class_name == 'TFGraph' else 'Keras model'} {graph.name!r}, "
+                           "converted by tf2torch.")
         values: dict[tuple[str, int, int], Value] = {}
         for ref, info in zip(graph.inputs, infos, strict=True):
             name = local.create(ref.layer, "input")

@@ -72,3 +72,23 @@ def drop_copies(candidates: list[Variable]) -> tuple[list[Variable], list[Entry]
     skipped = [_skip(v, f"a copy of {dropped[v.name]!r} (the same values saved under another name)")
                for v in candidates if v.name in dropped]
     return kept, skipped
+
+
+def copies_of(unused: list[Variable], used: list[Variable]) -> dict[str, str]:
+    """Unused variables that are a used one saved twice: the same TF name, shape, dtype and values.
+
+    A Keras 3 ``model.export()`` tracks each variable under ``variables/i`` and ``_all_variables/j``; the
+    checkpoint holds both, and its signature reads one. The TF name alone is no proof (TF2 names need
+    not be unique), so the values are compared too. Returns name -> the used variable's name."""
+    import numpy as np
+
+    by_tf_name: dict[tuple, Variable] = {}
+    for var in used:
+        if var.tf_name:
+            by_tf_name.setdefault((var.tf_name, var.shape, var.dtype.name), var)
+    out = {}
+    for var in unused:
+        keeper = by_tf_name.get((var.tf_name, var.shape, var.dtype.name)) if var.tf_name else None
+        if keeper is not None and np.array_equal(keeper.read(), var.read()):
+            out[var.name] = keeper.name
+    return out

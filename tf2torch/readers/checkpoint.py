@@ -16,8 +16,9 @@ from ..errors import FormatError
 from ..spec import Format, ModelSpec, Role, Variable
 from .bundle import Bundle
 from .jsonsafe import load_json
+from .graph.savedmodel import read_savedmodel_graph
 from .metagraph import meta_graph_ops, parse_meta_graph, read_meta_graph, read_meta_tf_graph
-from .objectgraph import GRAPH_KEY, ObjectGraph
+from .objectgraph import GRAPH_KEY, VALUE_SUFFIX, ObjectGraph
 from .proto import Message
 from .roles import classify_tf1
 
@@ -145,15 +146,19 @@ def read_savedmodel(path: Path | str, verify_crc: bool = True) -> ModelSpec:
     prefix = root / "variables" / "variables"
     variables: list[Variable] = []
     notes: list[str] = []
+    node_variables: dict[int, str] = {}
     if Path(f"{prefix}.index").is_file():
-        bundle, _, variables = _read_bundle(prefix, verify_crc)
+        bundle, objects, variables = _read_bundle(prefix, verify_crc)
         notes += bundle.notes
+        if objects is not None:  # object-graph node -> variable: how signatures' captures are resolved
+            node_variables = {v.node: v.name for v in objects.variables().values() if v.key.endswith(VALUE_SUFFIX)}
     else:
         notes.append("the SavedModel has no variables/variables.index: it holds no variables")
     where = str(root / "saved_model.pb")
     metas = Message((root / "saved_model.pb").read_bytes(), where).repeated_bytes(2)  # SavedModel.meta_graphs
     ops = parse_meta_graph(metas[0], f"{where} meta_graphs[0]").ops if metas else ()
-    return ModelSpec(path=root, format=Format.SAVED_MODEL, variables=tuple(variables), ops=ops, notes=tuple(notes))
+    return ModelSpec(path=root, format=Format.SAVED_MODEL, variables=tuple(variables), ops=ops, notes=tuple(notes),
+                     tf_graph=lambda: read_savedmodel_graph(root, node_variables))
 
 
 def savedmodel_keras_metadata(path: Path | str) -> list[dict] | None:

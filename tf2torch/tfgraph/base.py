@@ -43,6 +43,9 @@ class Tensor:
 class Const:
     var: Variable
     weight: bool = False  # a model weight (a variable, or a frozen graph's weight Const): goes to the state_dict
+    # How a value computed from other constants was made, ("rsqrt", c) or ("mul", a, b) with Const
+    # operands; () for a leaf. Patterns over it (an unfused batch norm) recover the weights behind it.
+    expr: tuple = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -126,6 +129,33 @@ class NodeCtx:
     def fuse_bias(self, x: Tensor, bias: Const) -> bool:
         """Give the conv / Dense layer that produced ``x`` this bias, when ``x`` feeds nothing else."""
         return self._builder.fuse_bias(x, bias)
+
+    def derived(self, op: str, operands: Sequence[Const], compute: Callable[..., np.ndarray]) -> Const:
+        """A constant computed from constants, remembering how (see ``Const.expr``). They are small
+        (batch-norm vectors, scalars, shapes), so the value is computed now."""
+        import numpy as np
+
+        from .. import dtypes
+
+        array = np.asarray(compute(*(c.array() for c in operands)))
+        var = Variable(name=self.node.name, dtype=dtypes.from_numpy(array.dtype, self.where()), shape=array.shape,
+                       nbytes=array.nbytes, loader=lambda: array)
+        return Const(var, expr=(op, *operands))
+
+    def reshaped(self, value: Const, shape: tuple[int, ...]) -> Const:
+        """A weight seen through a reshape (a Keras 3 bias reshaped to (1, 1, 1, C) and squeezed back)
+        stays that weight: same variable, same values in the same order."""
+        import dataclasses
+
+        var = dataclasses.replace(value.var, shape=tuple(shape), loader=lambda: value.array().reshape(shape))
+        return Const(var, weight=value.weight, expr=value.expr)
+
+    def scale_layer(self, x: Tensor, scale: Const) -> Tensor:
+        """``x * scale`` by a per-channel constant: kept for the add that may complete a batch norm."""
+        return self._builder.scale(self, x, scale)
+
+    def complete_batch_norm(self, t: Tensor, shift: Const) -> Tensor | None:
+        return self._builder.complete_batch_norm(t, shift)
 
     def folded(self, array: np.ndarray) -> Const:
         import numpy as np

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +12,19 @@ from ..readers.keras_calls import ARGS_KWARG
 from ..spec import GraphNode, GraphSpec, LayerCall, LayerSpec, TensorRef, Variable
 from .base import Const, NodeCtx, PendingLayer, Tensor, TFShape
 
+GRAPH_CLASS = "TFGraph"  # what the generated class's docstring calls its source
+SCALE = "tf2torch>ScaleByConstant"  # provisional: becomes a BatchNormalization, or is refused
 # Layers a following BiasAdd (or an Add of a bias vector) folds into, and their channel axis size.
 BIASED = frozenset({"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "Dense", "Conv2DTranspose"})
+
+
+_CALL_SCOPE = re.compile(r"^(Stateful)?PartitionedCall(_\d+)?$")
+
+
+def _readable(node: str) -> str:
+    """A node name without the call scopes inlining adds (``StatefulPartitionedCall_1/.../relu_1/Relu``)."""
+    parts = [p for p in node.split("/") if not _CALL_SCOPE.match(p)]
+    return "/".join(parts) or node
 
 
 def _scope(name: str) -> str:
@@ -25,6 +37,8 @@ class Builder:
         self.layers: list[PendingLayer] = []
         self.by_name: dict[str, PendingLayer] = {}
         self.inputs: list[str] = []
+        self.scales: dict[str, tuple[Const, str]] = {}  # provisional x * constant layers -> (constant, op)
+        self.renamed_refs: dict[str, str] = {}  # a layer renamed after others already refer to it
 
     def _unique(self, candidate: str) -> str:
         name, n = candidate, 1
@@ -51,8 +65,9 @@ class Builder:
         if not name:
             # Weighted layers are named after their weights' scope (the variable scope in the TF code);
             # the rest after their op, which TF already made unique.
-            stored = [c.var.name for _, c in weights if c.weight]
-            name = _scope(stored[0]) if stored else ctx.node.name
+            # (a SavedModel's variables are object paths like variables/0: their TF name says more)
+            stored = [c.var.tf_name or c.var.name for _, c in weights if c.weight]
+            name = _scope(stored[0]) if stored else _readable(ctx.node.name)
         layer = PendingLayer(self._unique(name), class_name, dict(config), [t.ref for t in inputs],
                              list(weights), dict(kwargs), ctx.node.name)
         self.layers.append(layer)
@@ -71,7 +86,40 @@ class Builder:
         layer.weights.append(("bias", bias))
         return True
 
+    def scale(self, ctx: NodeCtx, x: Tensor, scale: Const) -> Tensor:
+        out = self.add(ctx, SCALE, {}, [x], x.shape, [], {}, ctx.node.name)
+        self.scales[out.ref.layer] = (scale, ctx.where())
+        return out
+
+    def complete_batch_norm(self, t: Tensor, shift: Const) -> Tensor | None:
+        """``t = x * scale`` then ``+ shift``: a batch norm when ``scale`` is ``gamma * rsqrt(var + eps)``
+        (or without gamma) and ``shift`` is ``beta - mean * scale``, as ``tf.nn.batch_normalization`` and
+        Keras 3's exported BatchNormalization compute it; the layer becomes a BatchNormalization."""
+        layer = self.by_name.get(t.ref.layer)
+        if layer is None or layer.class_name != SCALE or len(self.consumers.get(t.node, ())) != 1:
+            return None
+        scale, _ = self.scales[layer.name]
+        parts = batch_norm_parts(scale, shift)
+        if parts is None:
+            return None
+        gamma, beta, mean, variance, eps = parts
+        layer.class_name = "BatchNormalization"
+        layer.config = {"axis": -1, "epsilon": eps, "center": True, "scale": gamma is not None}
+        layer.weights = [*([("gamma", gamma)] if gamma is not None else []), ("beta", beta),
+                         ("moving_mean", mean), ("moving_variance", variance)]
+        stored = [c.var.tf_name or c.var.name for _, c in layer.weights if c.weight]
+        del self.by_name[layer.name]
+        layer.name = self._unique(_scope(stored[0]) if stored else layer.name)
+        self.by_name[layer.name] = layer
+        del self.scales[t.ref.layer]
+        self.renamed_refs[t.ref.layer] = layer.name
+        return Tensor(TensorRef(layer.name), t.shape, t.node)
+
     def freeze(self, name: str, outputs: tuple[TensorRef, ...]) -> GraphSpec:
+        for layer_name, (scale, where) in self.scales.items():
+            raise UnsupportedError(f"{where}: a product with a constant of shape {list(scale.shape)} that is not "
+                                   "part of a batch norm (x * gamma * rsqrt(var + eps) + beta - mean * ...); "
+                                   "not converted")
         prefix = _common_prefix([layer.name for layer in self.layers if layer.class_name != "InputLayer"])
         renames = {layer.name: layer.name[len(prefix):] or layer.name for layer in self.layers
                    if layer.class_name != "InputLayer"}
@@ -80,7 +128,8 @@ class Builder:
         self._copies: dict[int, Variable] = {}
 
         def ref(r: TensorRef) -> TensorRef:
-            return TensorRef(renames.get(r.layer, r.layer), r.node, r.index)
+            layer = self.renamed_refs.get(r.layer, r.layer)
+            return TensorRef(renames.get(layer, layer), r.node, r.index)
 
         specs = []
         for layer in self.layers:
@@ -97,13 +146,58 @@ class Builder:
             calls = () if layer.class_name == "InputLayer" else (
                 LayerCall(tuple(ref(r) for r in layer.inputs), kwargs),)
             specs.append(LayerSpec(lname, layer.class_name, {"name": lname, **layer.config}, calls, tuple(weights)))
-        return GraphSpec(name=name, class_name="Functional", layers=tuple(specs),
+        return GraphSpec(name=name, class_name=GRAPH_CLASS, layers=tuple(specs),
                          inputs=tuple(TensorRef(i) for i in self.inputs), outputs=tuple(ref(o) for o in outputs),
                          keras_version=3)
 
     def renamed(self) -> dict[int, Variable]:
         """id(original variable) -> the copy the layers hold (call after ``freeze``)."""
         return self._copies
+
+
+def _leaf_weight(c: object) -> Const | None:
+    return c if isinstance(c, Const) and c.weight and not c.expr else None
+
+
+def _scalar(c: object) -> float | None:
+    if not isinstance(c, Const) or c.weight or c.expr or c.shape not in ((), (1,)):
+        return None
+    return float(c.array().reshape(-1)[0])
+
+
+def _rsqrt_of_variance(c: Const) -> tuple[Const, float] | None:
+    """``rsqrt(var + eps)`` -> (var, eps)."""
+    if c.expr[:1] != ("rsqrt",):
+        return None
+    inner = c.expr[1]
+    if not isinstance(inner, Const) or inner.expr[:1] != ("add",):
+        return None
+    a, b = inner.expr[1:]
+    for var, eps in ((a, b), (b, a)):
+        if _leaf_weight(var) is not None and _scalar(eps) is not None:
+            return var, _scalar(eps)  # type: ignore[return-value]
+    return None
+
+
+def batch_norm_parts(scale: Const, shift: Const):
+    """(gamma or None, beta, mean, variance, eps) when scale/shift are an unfused batch norm's."""
+    gamma, found = None, _rsqrt_of_variance(scale)
+    if found is None and scale.expr[:1] == ("mul",):
+        a, b = scale.expr[1:]
+        for r, g in ((a, b), (b, a)):
+            if isinstance(r, Const) and _rsqrt_of_variance(r) is not None and _leaf_weight(g) is not None:
+                found, gamma = _rsqrt_of_variance(r), g
+    if found is None or shift.expr[:1] != ("sub",):
+        return None
+    variance, eps = found
+    beta, product = shift.expr[1:]
+    if _leaf_weight(beta) is None or not isinstance(product, Const) or product.expr[:1] != ("mul",):
+        return None
+    a, b = product.expr[1:]
+    mean = a if b is scale else b if a is scale else None
+    if _leaf_weight(mean) is None:
+        return None
+    return gamma, beta, mean, variance, eps
 
 
 def _common_prefix(names: list[str]) -> str:

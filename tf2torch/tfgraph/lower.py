@@ -15,12 +15,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, UsageError
 from ..map.select import EMA_SUFFIX
-from ..spec import GraphNode, ModelSpec, Role, Variable
+from ..spec import GraphNode, ModelSpec, Role, TFGraph, Variable
 from . import ops_array, ops_math, ops_nn  # noqa: F401  (register the converters)
 from .base import Const, Missing, NodeCtx, Tensor, Value, lookup
 from .builder import Builder
+from .inline import inline_calls
 from .outputs import model_inputs, model_outputs
 
 VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable"})
@@ -70,7 +71,7 @@ def _check_supported(nodes: dict[str, GraphNode], order: list[str]) -> None:
 
 
 def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True,
-          ema: bool = False) -> ModelSpec | None:
+          ema: bool = False, signature: str | None = None) -> ModelSpec | None:
     """``spec`` with ``graph`` set to the lowered TF graph, its weights renamed for the Keras converters.
 
     A graph with no model in it (no float Placeholder feeding a weight: a checkpoint's graph written by
@@ -80,6 +81,11 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
     if spec.tf_graph is None:
         raise UnsupportedError(f"{spec.path}: holds no TF graph")
     graph = spec.tf_graph()
+    if graph.signatures and not outputs:
+        outputs = signature_outputs(graph, signature)
+    elif signature is not None:
+        raise UsageError(f"{spec.path}: --signature {signature!r}: the source has no signatures (only SavedModels do)")
+    graph = inline_calls(graph, outputs)
     nodes = graph.by_name()
     if not outputs and not model_inputs(graph):
         if not required:
@@ -140,6 +146,18 @@ def graph_name(spec: ModelSpec) -> str:
     return stem if stem and stem not in ("model", "saved_model", "frozen_graph", "graph") else "tf_graph"
 
 
+
+
+def signature_outputs(graph: TFGraph, name: str | None) -> list[str]:
+    """The output tensors of signature ``name`` (default ``serving_default``), in output-key order."""
+    chosen = name or ("serving_default" if "serving_default" in graph.signatures or len(graph.signatures) != 1
+                      else next(iter(graph.signatures)))
+    if chosen not in graph.signatures:
+        raise UsageError(f"{graph.where}: no signature {chosen!r}; the SavedModel has "
+                         f"{', '.join(sorted(graph.signatures)) or 'none'}; pass --signature NAME")
+    sig = graph.signatures[chosen]
+    # The outputs of a dict-returning function are numbered in sorted key order (":k" says which).
+    return [sig.outputs[k] for k in sorted(sig.outputs)]
 
 
 def ema_weights(variables: Sequence[Variable]) -> dict[str, Variable]:

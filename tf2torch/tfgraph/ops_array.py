@@ -152,10 +152,20 @@ def reshape_to(ctx: NodeCtx, x: Tensor, shape: TFShape) -> Tensor:
     return ctx.layer("Reshape", {"target_shape": list(shape[1:])}, [x], shape)
 
 
+def _reshaped_const(ctx: NodeCtx, value: Const, shape: list[int]) -> Const:
+    size = math.prod(value.shape)
+    if shape.count(-1) == 1:
+        known = math.prod(s for s in shape if s != -1)
+        shape = [size // known if s == -1 else s for s in shape] if known else shape
+    if math.prod(shape) != size:
+        raise ctx.unsupported(f"reshaping a constant of shape {list(value.shape)} to {shape}")
+    return ctx.reshaped(value, tuple(shape))
+
+
 @tf_op("Reshape")
 def reshape(ctx: NodeCtx) -> tuple[Value, ...]:
     if isinstance(ctx.inputs[0], Const):
-        return (ctx.folded(ctx.inputs[0].array().reshape(_ints(ctx, 1))),)
+        return (_reshaped_const(ctx, ctx.inputs[0], _ints(ctx, 1)),)
     x = ctx.tensor(0)
     target = _ints(ctx, 1)
     shape = _target(ctx, x, target)
@@ -167,6 +177,11 @@ def reshape(ctx: NodeCtx) -> tuple[Value, ...]:
 
 @tf_op("Squeeze")
 def squeeze(ctx: NodeCtx) -> tuple[Value, ...]:
+    value = ctx.inputs[0]
+    if isinstance(value, Const):
+        dims = {int(d) % max(len(value.shape), 1) for d in (ctx.attr("squeeze_dims") or ())}
+        shape = [s for i, s in enumerate(value.shape) if not (s == 1 and (not dims or i in dims))]
+        return (_reshaped_const(ctx, value, shape),)
     x = ctx.tensor(0)
     dims = {int(d) % len(x.shape) for d in (ctx.attr("squeeze_dims") or ())}
     if not dims:
@@ -178,8 +193,13 @@ def squeeze(ctx: NodeCtx) -> tuple[Value, ...]:
 
 @tf_op("ExpandDims")
 def expand_dims(ctx: NodeCtx) -> tuple[Value, ...]:
-    x = ctx.tensor(0)
     (axis,) = _ints(ctx, 1) or [None]
+    value = ctx.inputs[0]
+    if isinstance(value, Const) and isinstance(axis, int):
+        shape = list(value.shape)
+        shape.insert(axis % (len(shape) + 1), 1)
+        return (_reshaped_const(ctx, value, shape),)
+    x = ctx.tensor(0)
     rank = len(x.shape) + 1
     axis = axis % rank if isinstance(axis, int) else None
     if not axis:

@@ -21,7 +21,11 @@ _BINARY = {"Add": "Add", "AddV2": "Add", "Sub": "Subtract", "Mul": "Multiply", "
            "Maximum": "Maximum", "Minimum": "Minimum", "Pow": "Power"}
 _FOLD = {"Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
          "Maximum": np.maximum, "Minimum": np.minimum, "Pow": np.power}
+_EXPR = {"Add": "add", "AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Maximum": "max",
+         "Minimum": "min", "Pow": "pow"}
 _UNARY = {"Neg": "Negative", "Abs": "Absolute", "Exp": "Exp", "Sqrt": "Sqrt", "Square": "Square"}
+_UNARY_FOLD = {"Neg": np.negative, "Abs": np.abs, "Exp": np.exp, "Sqrt": np.sqrt, "Square": np.square,
+               "Rsqrt": lambda a: (1 / np.sqrt(a)).astype(a.dtype)}
 
 
 @tf_op("Relu", "Relu6", *_ACTIVATIONS)
@@ -51,12 +55,13 @@ def gelu(ctx: NodeCtx) -> tuple[Value, ...]:
     return (ctx.layer("Activation", {"activation": "gelu"}, [x], x.shape),)
 
 
-@tf_op(*_UNARY)
+@tf_op(*_UNARY_FOLD)
 def unary(ctx: NodeCtx) -> tuple[Value, ...]:
     value = ctx.inputs[0]
     if isinstance(value, Const):
-        fold = {"Neg": np.negative, "Abs": np.abs, "Exp": np.exp, "Sqrt": np.sqrt, "Square": np.square}[ctx.op]
-        return (ctx.folded(fold(value.array())),)
+        return (ctx.derived(ctx.op.lower(), [value], _UNARY_FOLD[ctx.op]),)
+    if ctx.op not in _UNARY:
+        raise ctx.unsupported("an op on a run-time tensor that tf2torch only folds on constants")
     x = ctx.tensor(0)
     return (ctx.layer(NUMPY + _UNARY[ctx.op], {}, [x], x.shape),)
 
@@ -85,7 +90,7 @@ def _scalar(value: Const) -> float | None:
 def binary(ctx: NodeCtx) -> tuple[Value, ...]:
     a, b = ctx.inputs[0], ctx.inputs[1]
     if isinstance(a, Const) and isinstance(b, Const):
-        return (ctx.folded(_FOLD[ctx.op](a.array(), b.array())),)
+        return (ctx.derived(_EXPR[ctx.op], [a, b], _FOLD[ctx.op]),)
     cls = NUMPY + _BINARY[ctx.op]
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         return (ctx.layer(cls, {}, [a, b], _broadcast(ctx, a.shape, b.shape)),)
@@ -94,7 +99,13 @@ def binary(ctx: NodeCtx) -> tuple[Value, ...]:
         raise ctx.unsupported("operands that are neither tensors nor constants")
     if ctx.op in ("Add", "AddV2") and const.weight and ctx.fuse_bias(tensor, const):
         return (tensor,)  # tf.matmul(x, w) + b: the Dense's bias
+    if ctx.op in ("Add", "AddV2"):
+        done = ctx.complete_batch_norm(tensor, const)  # x * scale + shift of an unfused batch norm
+        if done is not None:
+            return (done,)
     number = _scalar(const)
+    if number is None and ctx.op == "Mul" and len(const.shape) == 1 and const.shape[0] == tensor.shape[-1]:
+        return (ctx.scale_layer(tensor, const),)  # completed into a batch norm by the add that follows
     if number is None:
         raise ctx.unsupported(f"a constant operand of shape {list(const.shape)} (only scalars, or a bias right "
                               "after a conv / MatMul, are converted)", "report the graph")

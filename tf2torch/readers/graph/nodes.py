@@ -105,12 +105,33 @@ def decode_node(msg: Message, where: str) -> GraphNode:
     return GraphNode(name=name, op=op, inputs=inputs, attrs=_attrs(msg.messages(5, "attr"), name, where))
 
 
-def decode_graph(graph_def: Message, where: str, variables: dict[str, str] | None = None) -> TFGraph:
+def op_defaults(op_defs: list[Message], where: str) -> dict[str, dict[str, Any]]:
+    """Per op type, its attributes' registered defaults (``OpDef.attr``: name 1, default_value 3).
+
+    Writers strip attributes equal to their default (a SavedModel's Conv2D keeps only T, padding and
+    strides), so the defaults from the file's own stripped OpDefs fill them back in."""
+    out: dict[str, dict[str, Any]] = {}
+    for d in op_defs:
+        op = d.string(1)
+        out[op] = {a.string(1): _attr(a.message(3, "default"), a.string(1), op, where)
+                   for a in d.messages(4, "attr") if a.has(3)}
+    return out
+
+
+def merge_defaults(node: GraphNode, defaults: dict[str, dict[str, Any]]) -> GraphNode:
+    missing = {k: v for k, v in defaults.get(node.op, {}).items() if k not in node.attrs and v is not None}
+    return GraphNode(node.name, node.op, node.inputs, {**missing, **node.attrs}) if missing else node
+
+
+def decode_graph(graph_def: Message, where: str, variables: dict[str, str] | None = None,
+                 defaults: dict[str, dict[str, Any]] | None = None) -> TFGraph:
     views = graph_def.repeated_bytes(1)
     if len(views) > MAX_NODES:
         raise FormatError(f"{where}: {len(views)} nodes, more than tf2torch reads ({MAX_NODES})")
     nodes = tuple(decode_node(Message(v, f"{where} > node[{i}]"), f"{where} > node[{i}]")
                   for i, v in enumerate(views))
+    if defaults:
+        nodes = tuple(merge_defaults(n, defaults) for n in nodes)
     return TFGraph(where=where, nodes=nodes, variables=variables or {})
 
 
