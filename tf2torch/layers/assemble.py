@@ -65,14 +65,14 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
         else:
             report.add(Entry("filled", key=key, out_shape=tuple(p.const.shape) if p.const is not None else (),
                              reason="constant: the Keras layer has no such weight (e.g. BatchNorm counter)"))
-    layer_weights = {id(w): layer.name for layer in _all_layers(graph) for w in layer.weights}
+    layer_weights = {w.name: layer.name for layer in _all_layers(graph) for w in layer.weights}
     candidates, skipped = select(spec.variables, ema=ema)
     for entry in skipped:
         report.add(entry)
     unused = [var for var in candidates if var.name not in used]
     copies = copies_of(unused, [var for var in candidates if var.name in used])
     for var in unused:
-        owner = layer_weights.get(id(var))
+        owner = layer_weights.get(var.name)
         if var.name in copies:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
                              reason=f"a copy of {copies[var.name]!r} (the same variable saved twice)"))

@@ -82,13 +82,17 @@ def copies_of(unused: list[Variable], used: list[Variable]) -> dict[str, str]:
     not be unique), so the values are compared too. Returns name -> the used variable's name."""
     import numpy as np
 
-    by_tf_name: dict[tuple, Variable] = {}
+    by_tf_name: dict[tuple, list[Variable]] = {}
     for var in used:
         if var.tf_name:
-            by_tf_name.setdefault((var.tf_name, var.shape, var.dtype.name), var)
+            by_tf_name.setdefault((var.tf_name, var.shape, var.dtype.name), []).append(var)
     out = {}
     for var in unused:
-        keeper = by_tf_name.get((var.tf_name, var.shape, var.dtype.name)) if var.tf_name else None
-        if keeper is not None and np.array_equal(keeper.read(), var.read()):
+        keepers = by_tf_name.get((var.tf_name, var.shape, var.dtype.name), []) if var.tf_name else []
+        if len(keepers) > 8:  # one name on dozens of variables ("kernel"): no evidence worth the reads
+            continue
+        value = var.read() if keepers else None
+        keeper = next((k for k in keepers if np.array_equal(k.read(), value)), None)
+        if keeper is not None:
             out[var.name] = keeper.name
     return out

@@ -79,6 +79,7 @@ class PendingLayer:
     weights: list[tuple[str, Const]] = field(default_factory=list)  # (Keras weight name, value)
     kwargs: dict[str, Any] = field(default_factory=dict)
     node: str = ""  # the TF node it was made for
+    node_named: bool = False  # named after its op (not its weights' scope)
 
 
 class NodeCtx:

@@ -70,6 +70,7 @@ class Builder:
             name = _scope(stored[0]) if stored else _readable(ctx.node.name)
         layer = PendingLayer(self._unique(name), class_name, dict(config), [t.ref for t in inputs],
                              list(weights), dict(kwargs), ctx.node.name)
+        layer.node_named = not any(c.weight for _, c in weights)
         self.layers.append(layer)
         self.by_name[layer.name] = layer
         return Tensor(TensorRef(layer.name), tuple(shape), ctx.node.name)
@@ -110,6 +111,7 @@ class Builder:
         stored = [c.var.tf_name or c.var.name for _, c in layer.weights if c.weight]
         del self.by_name[layer.name]
         layer.name = self._unique(_scope(stored[0]) if stored else layer.name)
+        layer.node_named = not stored
         self.by_name[layer.name] = layer
         del self.scales[t.ref.layer]
         self.renamed_refs[t.ref.layer] = layer.name
@@ -120,12 +122,13 @@ class Builder:
             raise UnsupportedError(f"{where}: a product with a constant of shape {list(scale.shape)} that is not "
                                    "part of a batch norm (x * gamma * rsqrt(var + eps) + beta - mean * ...); "
                                    "not converted")
-        prefix = _common_prefix([layer.name for layer in self.layers if layer.class_name != "InputLayer"])
-        renames = {layer.name: layer.name[len(prefix):] or layer.name for layer in self.layers
-                   if layer.class_name != "InputLayer"}
-        if len(set(renames.values())) != len(renames) or any(v in self.inputs for v in renames.values()):
-            renames = {}  # stripping would make two names equal: keep them whole
-        self._copies: dict[int, Variable] = {}
+        names = [layer.name for layer in self.layers if layer.class_name != "InputLayer"]
+        renames = _strip(names, names, self.inputs)
+        # Layers named after ops often share a model scope the weights' names lack (Keras 3 exports:
+        # "mobilenetv2_1.00_96_1/block_1_pad_1/Pad" beside "block_1_expand"): strip that too.
+        by_op = [renames[n] for n in names if self.by_name[n].node_named]
+        again = _strip(by_op, list(renames.values()), self.inputs)
+        renames = {n: again.get(r, r) for n, r in renames.items()}
 
         def ref(r: TensorRef) -> TensorRef:
             layer = self.renamed_refs.get(r.layer, r.layer)
@@ -138,9 +141,7 @@ class Builder:
             for leaf, const in layer.weights:
                 # The Keras converters bind weights by their Keras name (kernel, gamma...); the source
                 # name stays the variable's own, for the report.
-                copy = dataclasses.replace(const.var, tf_name=f"{lname}/{leaf}")
-                self._copies.setdefault(id(const.var), copy)
-                weights.append(copy)
+                weights.append(dataclasses.replace(const.var, tf_name=f"{lname}/{leaf}"))
             kwargs = {k: tuple(ref(a) if isinstance(a, TensorRef) else a for a in v) if k == ARGS_KWARG else v
                       for k, v in layer.kwargs.items()}
             calls = () if layer.class_name == "InputLayer" else (
@@ -149,10 +150,6 @@ class Builder:
         return GraphSpec(name=name, class_name=GRAPH_CLASS, layers=tuple(specs),
                          inputs=tuple(TensorRef(i) for i in self.inputs), outputs=tuple(ref(o) for o in outputs),
                          keras_version=3)
-
-    def renamed(self) -> dict[int, Variable]:
-        """id(original variable) -> the copy the layers hold (call after ``freeze``)."""
-        return self._copies
 
 
 def _leaf_weight(c: object) -> Const | None:
@@ -198,6 +195,15 @@ def batch_norm_parts(scale: Const, shift: Const):
     if _leaf_weight(mean) is None:
         return None
     return gamma, beta, mean, variance, eps
+
+
+def _strip(names: list[str], everything: list[str], taken: list[str]) -> dict[str, str]:
+    """``names`` without the scopes they all share, unless that makes any of ``everything`` collide."""
+    prefix = _common_prefix(names)
+    out = {n: (n[len(prefix):] or n) if n in set(names) else n for n in everything}
+    if len(set(out.values())) != len(out) or any(v in taken for v in out.values()):
+        return {n: n for n in everything}  # stripping would make two names equal: keep them whole
+    return out
 
 
 def _common_prefix(names: list[str]) -> str:

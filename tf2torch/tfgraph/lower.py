@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from ..errors import UnsupportedError, UsageError
 from ..map.select import EMA_SUFFIX
 from ..spec import GraphNode, ModelSpec, Role, TFGraph, Variable
-from . import ops_array, ops_math, ops_nn  # noqa: F401  (register the converters)
+from . import ops_array, ops_math, ops_nn, ops_slice  # noqa: F401  (register the converters)
 from .base import Const, Missing, NodeCtx, Tensor, Value, lookup
 from .builder import Builder
 from .inline import inline_calls
@@ -135,10 +135,9 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
             raise UnsupportedError(f"{graph.where}: output {out!r} is not computed from the inputs "
                                    f"({getattr(value, 'why', 'a constant')})")
         out_refs.append(value.ref)
-    gspec = builder.freeze(graph_name(spec), tuple(out_refs))
-    renamed = builder.renamed()
-    return dataclasses.replace(spec, graph=gspec,
-                               variables=tuple(renamed.get(id(v), v) for v in spec.variables))
+    # The layers hold copies of the weights named for the Keras converters (tf_name "conv/kernel"); the
+    # spec keeps the variables as read, so the report and copy detection see their own TF names.
+    return dataclasses.replace(spec, graph=builder.freeze(graph_name(spec), tuple(out_refs)))
 
 
 def graph_name(spec: ModelSpec) -> str:

@@ -72,8 +72,12 @@ def _ints(ctx: NodeCtx, i: int) -> list:
 @tf_op("StridedSlice")
 def strided_slice(ctx: NodeCtx) -> tuple[Value, ...]:
     value = ctx.inputs[0]
+    if isinstance(value, Tensor):
+        from .ops_slice import strided_slice_tensor
+
+        return strided_slice_tensor(ctx)
     if not isinstance(value, (ShapeVec, Const)) or (isinstance(value, Const) and len(value.shape) != 1):
-        raise ctx.unsupported("slicing a run-time tensor (only shape vectors are sliced before run time)")
+        raise ctx.unsupported("slicing a constant of rank other than 1")
     items = _ints(ctx, 0)
     begin, end, step = (_ints(ctx, i) for i in (1, 2, 3))
     masks = {k: int(ctx.attr(k, 0) or 0) for k in ("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask",
