@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import FormatError
+from .errors import FormatError, Tf2TorchError
 from .spec import ModelSpec, Variable
 
 
@@ -71,10 +71,13 @@ def summarize(spec: ModelSpec) -> Summary:
               "by_role": dict(sorted(roles.items())),
               "weight_bytes": sum(v.nbytes for v in spec.variables if v.role.value == "weight")}
     graph = {}
-    if spec.tf_graph is not None and spec.format.value == "graphdef":  # a .meta is only decoded to convert it
-        from .tfgraph.survey import survey
+    if spec.tf_graph is not None and spec.format.value in ("graphdef", "savedmodel"):
+        from .tfgraph.survey import survey  # (a .meta is only decoded to convert it: it may be large)
 
-        graph = survey(spec.tf_graph())
+        try:
+            graph = survey(spec.tf_graph())
+        except Tf2TorchError as exc:  # the variables are still worth listing
+            graph = {"error": str(exc)}
     return Summary(str(spec.path), spec.format.value, variables, _layers(spec), totals, list(spec.notes),
                    graph=graph)
 
@@ -109,11 +112,15 @@ def render(summary: Summary) -> str:
         for layer in summary.layers:
             extra = ", ".join(f"{k}={v}" for k, v in layer.items() if k not in ("name", "class", "variables"))
             lines.append(f"  {layer['name']}  {layer['class']}" + (f"  ({extra})" if extra else ""))
-    if summary.graph:
+    if summary.graph.get("error"):
+        lines += ["", f"graph: not read ({summary.graph['error']})"]
+    elif summary.graph:
         g = summary.graph
         lines.append("")
         lines.append(f"graph: {g['nodes']} nodes; inputs {', '.join(g['inputs']) or '(none found)'}; "
                      f"outputs {', '.join(g['outputs']) or '(none found)'}")
+        for name, sig in g.get("signatures", {}).items():
+            lines.append(f"  signature {name}: {', '.join(sig['inputs'])} -> {', '.join(sig['outputs'])}")
         lines.append("  ops: " + ", ".join(f"{op} {n}" for op, n in g["ops"].items()))
         for op, names in g["unsupported"].items():
             lines.append(f"  unsupported: {op} ({len(names)}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")

@@ -56,14 +56,15 @@ def save_graph(folder: Path, build: Callable, shape: tuple[int, ...], seed: int 
     return Saved(folder, data, expected, out.op.name)
 
 
-def run_generated(result, x: np.ndarray) -> np.ndarray:
+def run_generated(result, x: np.ndarray) -> np.ndarray | list[np.ndarray]:
     namespace = load_source(result.model_source, "model.py")
     model = namespace["build_model"]()
     model.load_state_dict(state_dict(result.plans), strict=True)
     with torch.no_grad():
         out = model.eval()(to_torch_layout(x))
-    out = out.numpy()
-    return np.moveaxis(out, 1, -1) if out.ndim >= 4 else out  # the generated model returns NCHW images
+    outs = [o.numpy() for o in out] if isinstance(out, tuple) else [out.numpy()]
+    outs = [np.moveaxis(o, 1, -1) if o.ndim >= 4 else o for o in outs]  # the model returns NCHW images
+    return outs if isinstance(out, tuple) else outs[0]
 
 
 def check(saved: Saved, source: Path, label: str, **options) -> float:

@@ -8,17 +8,31 @@ from typing import Any
 
 from ..errors import Tf2TorchError
 from ..spec import TFGraph
-from .lower import INPUT_OPS, VARIABLE_OPS, dependency_order
+from .inline import inline_calls
+from .lower import INPUT_OPS, VARIABLE_OPS, dependency_order, signature_outputs
 from .base import lookup
 from .outputs import model_inputs, model_outputs
 
 
 def survey(graph: TFGraph) -> dict[str, Any]:
-    nodes = graph.by_name()
-    inputs = model_inputs(graph)
-    outputs = model_outputs(graph, inputs) if inputs else []
+    """For a SavedModel: its signatures, and the ops of ``serving_default`` (or its only one) inlined."""
+    signatures = {name: {"inputs": sorted(sig.inputs), "outputs": sorted(sig.outputs)}
+                  for name, sig in sorted(graph.signatures.items())}
+    if graph.signatures:
+        try:
+            outputs = signature_outputs(graph, None)
+            graph = inline_calls(graph, outputs)
+        except Tf2TorchError:
+            outputs = []
+        nodes = graph.by_name()
+        chosen = graph.signatures.get("serving_default") or next(iter(graph.signatures.values()))
+        inputs = [t.split(":", 1)[0] for t in chosen.inputs.values()]
+    else:
+        nodes = graph.by_name()
+        inputs = model_inputs(graph)
+        outputs = model_outputs(graph, inputs) if inputs else []
     try:
-        needed = dependency_order(nodes, outputs) if outputs else list(nodes)
+        needed = dependency_order(nodes, [o.split(":", 1)[0] for o in outputs]) if outputs else list(nodes)
     except Tf2TorchError:  # a cycle, or a dangling input: every node is then worth listing
         needed = list(nodes)
     unsupported: dict[str, list[str]] = {}
@@ -28,5 +42,6 @@ def survey(graph: TFGraph) -> dict[str, Any]:
             unsupported.setdefault(op, []).append(name)
     ops = Counter(n.op for n in graph.nodes)
     return {"nodes": len(graph.nodes), "inputs": inputs, "outputs": outputs,
+            **({"signatures": signatures} if signatures else {}),
             "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
             "unsupported": dict(sorted(unsupported.items()))}
