@@ -32,6 +32,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("bundle", 9, t.make_bundle, t.run_bundle, "tensor bundle header/entries/shards, every tensor read"),
     Target("objectgraph", 6, t.make_objectgraph, t.run_objectgraph, "TF2 TrackableObjectGraph decoding"),
     Target("metagraph", 4, t.make_metagraph, t.run_metagraph, ".meta MetaGraphDef ops and variables"),
+    Target("graphdef", 4, t.make_graphdef, t.run_graphdef, "frozen GraphDef .pb: nodes, attrs, tensors, lowering"),
+    Target("tf2graph", 3, t.make_tf2graph, t.run_tf2graph, "SavedModel functions, signatures, captures, inlining"),
     Target("keras_config", 8, k.make_config, k.run_config, "parse_model_config / parse_model_json"),
     Target("keras_h5", 5, k.make_keras_h5, k.run_keras_h5, "Keras .h5 / .weights.h5, every weight read"),
     Target("keras_zip", 4, k.make_keras_zip, k.run_keras_zip, "Keras 3 .keras archive, every weight read"),

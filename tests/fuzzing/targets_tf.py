@@ -258,3 +258,44 @@ def run_strings(path: Path, case: Case) -> None:
     out = decode_string_tensor(buf, case.options["count"], True, "fuzz", case.options["crc"])
     if out.shape != (case.options["count"],):
         raise InvariantError(f"decoded {out.shape}, expected ({case.options['count']},)")
+
+
+GRAPHS = Path(__file__).resolve().parents[2] / "fixtures" / "graphs"
+
+
+def _graph_tree(name: str) -> tuple:
+    return seed_tree((GRAPHS / name).read_bytes())
+
+
+def make_graphdef(rng: random.Random) -> Case:
+    """A frozen GraphDef, mutated: nodes, attrs, Const tensors (shapes with huge declared sizes), refs."""
+    seed = (GRAPHS / "frozen.pb").read_bytes()
+    roll = rng.random()
+    data = mutate_proto(rng, _graph_tree("frozen.pb")) if roll < 0.8 else mutate_bytes(rng, seed) if roll < 0.97 \
+        else rng.randbytes(rng.randrange(64))
+    return one_file("frozen.pb", data)
+
+
+def run_graphdef(path: Path, case: Case) -> None:
+    from tf2torch import api, summary
+
+    spec = api.read(path)
+    summary.summarize(spec)  # the survey: inputs, outputs, ops by type, unsupported
+    result = api.convert(path, None, dry_run=True)
+    compile(result.model_source or "", "model.py", "exec")
+
+
+def make_tf2graph(rng: random.Random) -> Case:
+    """A tf.Module SavedModel whose saved_model.pb is mutated: signatures, the function library (calls,
+    output-arg references, OpDefs), bound inputs of the captures."""
+    root = GRAPHS / "module"
+    files: dict[str, bytes | str] = {p.relative_to(root).as_posix(): p.read_bytes()
+                                     for p in sorted(root.rglob("*")) if p.is_file()}
+    tree = _graph_tree("module/saved_model.pb")
+    files["saved_model.pb"] = mutate_proto(rng, tree) if rng.random() < 0.9 else mutate_bytes(
+        rng, files["saved_model.pb"])  # type: ignore[arg-type]
+    return Case(files, ".")
+
+
+def run_tf2graph(path: Path, case: Case) -> None:
+    run_graphdef(path, case)

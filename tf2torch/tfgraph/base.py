@@ -173,10 +173,12 @@ Converter = Callable[[NodeCtx], tuple[Value, ...]]
 _REGISTRY: dict[str, Converter] = {}
 
 
-def tf_op(*ops: str) -> Callable[[Converter], Converter]:
-    """Register a converter for TF op types (a second registration of one type fails at import)."""
+def tf_op(*ops: str, arity: int = 1) -> Callable[[Converter], Converter]:
+    """Register a converter for TF op types (a second registration of one type fails at import);
+    ``arity``: how many inputs the op has at least (checked before the converter runs)."""
 
     def register(fn: Converter) -> Converter:
+        fn.arity = arity  # type: ignore[attr-defined]
         for op in ops:
             if op in _REGISTRY:
                 raise RuntimeError(f"two converters for TF op {op!r}: {_REGISTRY[op].__module__} and {fn.__module__}")

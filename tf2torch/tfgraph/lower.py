@@ -121,13 +121,13 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
             values[name] = (Const(stored[key], weight=True),)
         elif node.op == "Const":
             value = node.attrs.get("value")
-            if value is None:
+            if not isinstance(value, Variable):
                 raise UnsupportedError(f"{graph.where}: Const {name!r} has no value; the file is corrupt")
             # A frozen graph's weights are Consts listed as the spec's variables: keep their identity.
             values[name] = (Const(stored[name], weight=True) if name in stored else Const(value),)
         else:
             ctx = NodeCtx(node, [value_of(r) for r in node.inputs], builder)
-            values[name] = tuple(lookup(node.op)(ctx))  # type: ignore[misc]  # checked above
+            values[name] = _run(ctx)
     out_refs = []
     for out in outs:
         value = value_of(out)
@@ -145,6 +145,21 @@ def graph_name(spec: ModelSpec) -> str:
     return stem if stem and stem not in ("model", "saved_model", "frozen_graph", "graph") else "tf_graph"
 
 
+
+
+def _run(ctx: NodeCtx) -> tuple[Value, ...]:
+    converter = lookup(ctx.op)
+    assert converter is not None  # _check_supported ran first
+    if len(ctx.inputs) < converter.arity:  # type: ignore[attr-defined]
+        raise UnsupportedError(f"{ctx.where()}: expected {converter.arity} inputs, found "  # type: ignore[attr-defined]
+                               f"{len(ctx.inputs)}; the graph is corrupt")
+    try:
+        return tuple(converter(ctx))
+    except (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError) as exc:
+        # An attribute of the wrong kind (a string where a list of ints belongs), a constant of the wrong
+        # rank: what a real exporter never writes. One line naming the op, not a traceback.
+        raise UnsupportedError(f"{ctx.where()}: its attributes or constant inputs are not what a {ctx.op} has "
+                               f"({type(exc).__name__}: {str(exc)[:120]}); the graph is corrupt or forged") from None
 
 
 def signature_outputs(graph: TFGraph, name: str | None) -> list[str]:

@@ -69,7 +69,7 @@ def _ints(ctx: NodeCtx, i: int) -> list:
     raise ctx.unsupported(f"input {i} is a run-time tensor where a shape was expected")
 
 
-@tf_op("StridedSlice")
+@tf_op("StridedSlice", arity=4)
 def strided_slice(ctx: NodeCtx) -> tuple[Value, ...]:
     value = ctx.inputs[0]
     if isinstance(value, Tensor):
@@ -166,7 +166,7 @@ def _reshaped_const(ctx: NodeCtx, value: Const, shape: list[int]) -> Const:
     return ctx.reshaped(value, tuple(shape))
 
 
-@tf_op("Reshape")
+@tf_op("Reshape", arity=2)
 def reshape(ctx: NodeCtx) -> tuple[Value, ...]:
     if isinstance(ctx.inputs[0], Const):
         return (_reshaped_const(ctx, ctx.inputs[0], _ints(ctx, 1)),)
@@ -195,7 +195,7 @@ def squeeze(ctx: NodeCtx) -> tuple[Value, ...]:
     return (reshape_to(ctx, x, tuple(s for i, s in enumerate(x.shape) if i not in dims)),)
 
 
-@tf_op("ExpandDims")
+@tf_op("ExpandDims", arity=2)
 def expand_dims(ctx: NodeCtx) -> tuple[Value, ...]:
     (axis,) = _ints(ctx, 1) or [None]
     value = ctx.inputs[0]
@@ -212,7 +212,7 @@ def expand_dims(ctx: NodeCtx) -> tuple[Value, ...]:
     return (ctx.layer("Reshape", {"target_shape": list(shape[1:])}, [x], shape),)
 
 
-@tf_op("ConcatV2")
+@tf_op("ConcatV2", arity=2)
 def concat(ctx: NodeCtx) -> tuple[Value, ...]:
     parts, axis_value = ctx.inputs[:-1], ctx.const(len(ctx.inputs) - 1, "axis")
     axis = int(axis_value.array())
@@ -230,7 +230,7 @@ def concat(ctx: NodeCtx) -> tuple[Value, ...]:
     return (ctx.layer("Concatenate", {"axis": axis}, tensors, shape),)
 
 
-@tf_op("Pad", "PadV2")
+@tf_op("Pad", "PadV2", arity=2)
 def pad(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     pads = ctx.const(1, "paddings").array().astype(np.int64).tolist()

@@ -86,7 +86,7 @@ def _scalar(value: Const) -> float | None:
     return float(item) if isinstance(item, (int, float)) and not isinstance(item, bool) else None
 
 
-@tf_op(*_BINARY)
+@tf_op(*_BINARY, arity=2)
 def binary(ctx: NodeCtx) -> tuple[Value, ...]:
     a, b = ctx.inputs[0], ctx.inputs[1]
     if isinstance(a, Const) and isinstance(b, Const):

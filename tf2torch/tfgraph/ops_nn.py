@@ -57,7 +57,7 @@ def _explicit(ctx: NodeCtx, x: Tensor) -> Tensor:
                      name=f"{ctx.node.name}/pad")
 
 
-@tf_op("Conv2D", "DepthwiseConv2dNative")
+@tf_op("Conv2D", "DepthwiseConv2dNative", arity=2)
 def conv2d(ctx: NodeCtx) -> tuple[Value, ...]:
     _nhwc(ctx)
     x, kernel = ctx.tensor(0), ctx.const(1, "filter")
@@ -89,7 +89,7 @@ def conv2d(ctx: NodeCtx) -> tuple[Value, ...]:
     return (ctx.layer(cls, config, [x], shape, weights=[(weight, kernel)]),)
 
 
-@tf_op("MatMul")
+@tf_op("MatMul", arity=2)
 def matmul(ctx: NodeCtx) -> tuple[Value, ...]:
     x, kernel = ctx.tensor(0), ctx.const(1, "weight matrix")
     if ctx.attr("transpose_a") or ctx.attr("transpose_b"):
@@ -101,7 +101,7 @@ def matmul(ctx: NodeCtx) -> tuple[Value, ...]:
     return (ctx.layer("Dense", config, [x], (x.shape[0], kernel.shape[1]), weights=[("kernel", kernel)]),)
 
 
-@tf_op("BiasAdd", "BiasAddV1")
+@tf_op("BiasAdd", "BiasAddV1", arity=2)
 def bias_add(ctx: NodeCtx) -> tuple[Value, ...]:
     _nhwc(ctx)
     x, bias = ctx.tensor(0), ctx.const(1, "bias")
@@ -111,7 +111,7 @@ def bias_add(ctx: NodeCtx) -> tuple[Value, ...]:
                           "report the graph")
 
 
-@tf_op("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+@tf_op("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", arity=5)
 def fused_batch_norm(ctx: NodeCtx) -> tuple[Value, ...]:
     _nhwc(ctx)
     if ctx.attr("is_training", True):  # the attr's registered default is true
@@ -155,7 +155,7 @@ def axes_of(ctx: NodeCtx, i: int, rank: int) -> list[int]:
     return sorted({int(a) % rank for a in axes})
 
 
-@tf_op("Mean", "Max")
+@tf_op("Mean", "Max", arity=2)
 def reduce(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     axes = axes_of(ctx, 1, len(x.shape))

@@ -18,7 +18,7 @@ def _axis(ctx: NodeCtx, axis: int, rank: int) -> int:
     return axis
 
 
-@tf_op("Split")
+@tf_op("Split", arity=2)
 def split(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(1)  # Split(axis, value)
     axis = _axis(ctx, int(ctx.const(0, "axis").array()), len(x.shape))
@@ -29,7 +29,7 @@ def split(ctx: NodeCtx) -> tuple[Value, ...]:
     return _split(ctx, x, axis, [size // count] * count)
 
 
-@tf_op("SplitV")
+@tf_op("SplitV", arity=3)
 def split_v(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)  # SplitV(value, size_splits, axis)
     axis = _axis(ctx, int(ctx.const(2, "axis").array()), len(x.shape))
@@ -60,7 +60,7 @@ def unpack(ctx: NodeCtx) -> tuple[Value, ...]:
     return tuple(Tensor(first.ref.__class__(first.ref.layer, 0, i), shape, first.node) for i in range(count))
 
 
-@tf_op("Transpose")
+@tf_op("Transpose", arity=2)
 def transpose(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     perm = [int(p) for p in ctx.const(1, "permutation").array().reshape(-1)]
@@ -85,7 +85,7 @@ def _slice_layer(ctx: NodeCtx, x: Tensor, ranges: list) -> Tensor:
     return ctx.layer(TF + "Slice", {"ranges": ranges}, [x], tuple(shape))
 
 
-@tf_op("Slice")
+@tf_op("Slice", arity=3)
 def slice_(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     begin = [int(v) for v in ctx.const(1, "begin").array().reshape(-1)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..spec import GraphNode, TFGraph
+from ..spec import GraphNode, TFGraph, Variable
 
 WEIGHT_SOURCES = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable", "Const"})
 _PASS = frozenset({"Identity", "ReadVariableOp", "Cast", "Snapshot", "Enter"})
@@ -51,7 +51,7 @@ def _reads_weight(node: GraphNode, nodes: dict[str, GraphNode]) -> bool:
         if source is not None and source.op in WEIGHT_SOURCES:
             value = source.attrs.get("value")
             # a frozen weight: a float tensor Const (shapes and axes are integer Consts)
-            if source.op != "Const" or (value is not None and value.dtype.is_float and len(value.shape) >= 1):
+            if source.op != "Const" or (isinstance(value, Variable) and value.dtype.is_float and len(value.shape) >= 1):
                 return True
     return False
 
@@ -85,8 +85,8 @@ def _reduces_batch(node: GraphNode, nodes: dict[str, GraphNode]) -> bool:
         return True
     axes = nodes.get(_src(node.inputs[1]))
     value = axes.attrs.get("value") if axes is not None and axes.op == "Const" else None
-    if value is None:
-        return True  # axes computed at run time: not a layer tf2torch converts anyway
+    if not isinstance(value, Variable) or value.dtype.name not in ("int32", "int64") or len(value.shape) > 1:
+        return True  # axes computed at run time (or not axes at all): not a layer tf2torch converts anyway
     return 0 in [int(a) for a in value.read().reshape(-1)]
 
 

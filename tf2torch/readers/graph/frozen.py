@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import FormatError
-from ...spec import Format, ModelSpec
+from ...spec import Format, ModelSpec, Variable
 from ..proto import LEN, VARINT, Message
 from .nodes import decode_graph
 
@@ -34,7 +34,7 @@ def read_graph_def(path: Path | str) -> ModelSpec:
     weights = []
     for node in graph.nodes:
         value = node.attrs.get("value") if node.op == "Const" else None
-        if value is not None and value.dtype.is_float and len(value.shape) >= 1:
+        if isinstance(value, Variable) and value.dtype.is_float and len(value.shape) >= 1:
             weights.append(value)
     return ModelSpec(path=path, format=Format.GRAPH_DEF, variables=tuple(weights), tf_graph=lambda: graph,
                      variable_order=tuple(v.name for v in weights))
