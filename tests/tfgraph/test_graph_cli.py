@@ -23,7 +23,9 @@ def test_seed_000_wide_resnet_from_its_tf1_graph_alone(tmp_path):
     assert result.exit_code == 0, result.stderr
     source = (out / "model.py").read_text()
     assert "nn.ZeroPad2d((0, 1, 0, 1))" in source  # TF's extra row and column below/right at stride 2
-    assert "self.block2_layer_0_conv1 = nn.Conv2d(32, 64, (3, 3), stride=(2, 2)" in source
+    # modules nest by the TF scopes: block2.layer.0/conv1 -> self.block2_layer_0.conv1
+    assert "self.block2_layer_0.conv1 = nn.Conv2d(32, 64, (3, 3), stride=(2, 2)" in source
+    assert "self.block2_layer_0.bn1 = nn.BatchNorm2d(32, eps=0.001" in source  # bn1/BatchNorm/gamma: bn1
     io = np.load(FIXTURES / "wrn16_2" / "io.npz")
     conversion = api.convert(FIXTURES / "wrn16_2" / "model.ckpt", None, dry_run=True)
     got = run_generated(conversion, io["input"])
@@ -97,3 +99,26 @@ def test_hostile_node_names_reach_the_code_only_as_identifiers(tmp_path):
     got = run_generated(result, graph.x)
     print(f"hostile names: max abs err vs TF {np.abs(got - graph.expected).max():.2e}")
     assert np.allclose(got, graph.expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_per_channel_product_that_is_no_batch_norm_is_refused(tmp_path):
+    """x * c by a constant vector, with no add of beta - mean * c after it: named, not guessed at."""
+    def build(tf1, x, var):
+        y = tf1.nn.conv2d(x, var("c/weights", (1, 1, 3, 4)), [1, 1, 1, 1], "SAME")
+        return tf1.identity(y * var("gain", (4,)), name="out")
+    graph = save_graph(tmp_path, build, (4, 4, 3))
+    refused(run_cli("convert", graph.frozen, "-o", tmp_path / "out"), "a product with a constant of shape [4]",
+            "not part of a batch norm")
+
+
+def test_an_unfused_batch_norm_is_a_batch_norm(tmp_path):
+    """tf.nn.batch_normalization (x * gamma * rsqrt(var + eps) + (beta - mean * ...)) in a TF1 graph."""
+    def build(tf1, x, var):
+        y = tf1.nn.conv2d(x, var("c/weights", (3, 3, 3, 4)), [1, 2, 2, 1], "SAME")
+        y = tf1.nn.batch_normalization(y, var("bn/mean", (4,)), var("bn/variance", (4,), low=0.5),
+                                       var("bn/beta", (4,)), var("bn/gamma", (4,)), 0.01)
+        return tf1.nn.relu(y, name="out")
+    graph = save_graph(tmp_path, build, (8, 8, 3))
+    source = api.convert(graph.frozen, None, dry_run=True).model_source
+    assert "nn.BatchNorm2d(4, eps=0.01" in source, source
+    check(graph, graph.frozen, "unfused batch norm")

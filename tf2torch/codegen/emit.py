@@ -71,7 +71,14 @@ class ClassDef:
         pairs = fusible(lines, dict(self.modules))
         if pairs:  # fuse() folds these BatchNorms into the layer before them (the inference form)
             out[2:2] = ["", f"    FUSIBLE = {literal(tuple(pairs))}"]
+        containers: set[str] = set()
         for attr, ctor in self.modules:
+            parts = attr.split(".")
+            for depth in range(1, len(parts)):  # scopes of a dotted path: plain containers, made once
+                scope = ".".join(parts[:depth])
+                if scope not in containers:
+                    containers.add(scope)
+                    out.append(f"        self.{scope} = nn.Module()")
             comment = self.comments.get(attr)
             if comment:
                 out.append(f"        # {literal(comment)}")

@@ -95,11 +95,14 @@ def fusible(lines: list[str], modules: dict[str, str]) -> list[tuple[str, str]]:
         stmt = ast.parse(line).body[0]
         if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
             return None
-        func = stmt.value.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        func, path = stmt.value.func, []
+        while isinstance(func, ast.Attribute):  # self.block2.unit_1.conv1(...): a scoped attribute
+            path.insert(0, func.attr)
+            func = func.value
+        if not (path and isinstance(func, ast.Name) and func.id == "self"):
             return None
         targets = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        return targets, func.attr, stmt.value.args
+        return targets, ".".join(path), stmt.value.args
 
     parsed = [_names(line) for line in lines]
 

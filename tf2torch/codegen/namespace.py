@@ -55,6 +55,41 @@ class Namespace:
         return name in self._used
 
 
+class ScopedNamespace:
+    """Dotted attribute paths from TF scopes (``block2/unit_1/conv1`` -> ``block2.unit_1.conv1``): each
+    scope becomes a plain ``nn.Module`` container, each component goes through a ``Namespace`` of its
+    container (so it is a legal, unreserved, unique identifier there). A scope that is already a leaf
+    (``conv1`` then ``conv1/BatchNorm``) ends the descent: the rest joins the leaf name
+    (``conv1_BatchNorm``). Paths are at most ``MAX_DEPTH`` containers deep."""
+
+    MAX_DEPTH = 8
+
+    def __init__(self, reserved: frozenset[str] | set[str] = frozenset()) -> None:
+        self._reserved = reserved
+        self._spaces: dict[str, Namespace] = {"": Namespace(reserved)}
+        self._scopes: dict[tuple[str, str], str] = {}  # (container, raw component) -> container path
+        self._leaves: set[tuple[str, str]] = set()  # (container, raw component) taken by a leaf
+
+    def create(self, candidate: str, fallback: str = "x") -> str:
+        parts = [p for p in candidate.split("/") if p] or [fallback]
+        parent, i = "", 0
+        while i < len(parts) - 1 and parent.count(".") < self.MAX_DEPTH - 1:
+            key = (parent, parts[i])
+            if key in self._leaves:
+                break
+            if key not in self._scopes:
+                name = self._spaces[parent].create(parts[i], "scope")
+                path = f"{parent}.{name}" if parent else name
+                self._scopes[key] = path
+                self._spaces[path] = Namespace(self._reserved)
+            parent = self._scopes[key]
+            i += 1
+        raw = "_".join(parts[i:])
+        self._leaves.add((parent, parts[i]))
+        leaf = self._spaces[parent].create(raw, fallback)
+        return f"{parent}.{leaf}" if parent else leaf
+
+
 def class_name(candidate: str) -> str:
     """A CamelCase class name from a Keras model name (``small_cnn`` -> ``SmallCnn``)."""
     words = [w for w in _ILLEGAL.sub(" ", candidate.replace("_", " ")).split() if w]

@@ -46,7 +46,7 @@ def fuse(model, channels_last=True):
     with torch.no_grad():
         for module in list(model.modules()):
             for layer_name, norm_name in getattr(type(module), "FUSIBLE", ()):
-                layer, norm = getattr(module, layer_name), getattr(module, norm_name)
+                layer, norm = module.get_submodule(layer_name), module.get_submodule(norm_name)
                 if not isinstance(norm, torch.nn.modules.batchnorm._BatchNorm):
                     continue  # already fused
                 w = layer.weight.double()
@@ -60,7 +60,8 @@ def fuse(model, channels_last=True):
                 shape = (-1,) + (1,) * (w.dim() - 1)
                 layer.weight.copy_((w * scale.reshape(shape)).to(layer.weight.dtype))
                 layer.bias = torch.nn.Parameter(bias.to(layer.weight.dtype))
-                setattr(module, norm_name, torch.nn.Identity())
+                scope, _, leaf = norm_name.rpartition(".")  # scoped names: "block1.unit_1.conv1_BatchNorm"
+                setattr(module.get_submodule(scope) if scope else module, leaf, torch.nn.Identity())
     if channels_last and any(p.dim() == 4 for p in model.parameters()):
         model.to(memory_format=torch.channels_last)
     return model.eval()

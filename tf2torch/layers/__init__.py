@@ -1,5 +1,17 @@
 """Keras layer converters. Each module registers its converters on import (explicit list, no ``*``)."""
 
 from . import (  # noqa: F401  (registration)
-    activation, applications, attention, conv, dense, merge, misc, norm, ops, pool, reshape, rnn, tf_array,
+    activation,
+    applications,
+    attention,
+    conv,
+    dense,
+    merge,
+    misc,
+    norm,
+    ops,
+    pool,
+    reshape,
+    rnn,
+    tf_array,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..codegen.emit import ClassDef, module_source
-from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, class_name
+from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
 from ..errors import UnsupportedError
 from ..spec import GraphSpec, LayerSpec, TensorRef
 from . import layouts_rt
@@ -33,6 +33,7 @@ class Options:
     channels_last: bool = False  # interface in Keras layout instead of channels-first
     input_shapes: dict[str, tuple[int | None, ...]] = field(default_factory=dict)  # Keras shapes, no batch
     keras_version: int = 3
+    scoped: bool = False  # module attributes nested by the layers' "/" scopes (TF graphs)
 
 
 @dataclass
@@ -98,7 +99,8 @@ class GraphConverter:
     # -- one class per (nested) graph ---------------------------------------------------------------
 
     def _graph_class(self, graph: GraphSpec, prefix: str, infos: list[TensorInfo], top: bool) -> list[TensorInfo]:
-        attrs, local = Namespace(MODULE_ATTRIBUTES), Namespace()
+        attrs = ScopedNamespace(MODULE_ATTRIBUTES) if self.options.scoped else Namespace(MODULE_ATTRIBUTES)
+        local = Namespace()
         cls = ClassDef(name=self.class_names.create(class_name(graph.name), "Model"),
                        doc=f"{'TF graph' if graph.class_name == 'TFGraph' else 'Keras model'} {graph.name!r}, "
                            "converted by tf2torch.")
@@ -147,7 +149,7 @@ class GraphConverter:
 
     # -- one layer call -------------------------------------------------------------------------
 
-    def _call(self, cls: ClassDef, attrs: Namespace, local: Namespace, layer: LayerSpec, index: int,
+    def _call(self, cls: ClassDef, attrs: Namespace | ScopedNamespace, local: Namespace, layer: LayerSpec, index: int,
               args: list[Value], state: _LayerState, prefix: str) -> list[Value]:
         if layer.graph is not None:
             return self._nested(cls, attrs, local, layer, args, state, prefix)
@@ -212,7 +214,8 @@ class GraphConverter:
             infos.append(info)
         return exprs, infos
 
-    def _nested(self, cls: ClassDef, attrs: Namespace, local: Namespace, layer: LayerSpec, args: list[Value],
+    def _nested(self, cls: ClassDef, attrs: Namespace | ScopedNamespace, local: Namespace, layer: LayerSpec,
+                args: list[Value],
                 state: _LayerState, prefix: str) -> list[Value]:
         if state.nested is None and layer.graph is not None:
             attr = attrs.create(layer.name, "block")

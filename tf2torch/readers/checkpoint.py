@@ -15,8 +15,8 @@ from pathlib import Path
 from ..errors import FormatError
 from ..spec import Format, ModelSpec, Role, Variable
 from .bundle import Bundle
-from .jsonsafe import load_json
 from .graph.savedmodel import read_savedmodel_graph
+from .jsonsafe import load_json
 from .metagraph import meta_graph_ops, parse_meta_graph, read_meta_graph, read_meta_tf_graph
 from .objectgraph import GRAPH_KEY, VALUE_SUFFIX, ObjectGraph
 from .proto import Message

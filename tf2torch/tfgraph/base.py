@@ -169,6 +169,14 @@ class NodeCtx:
         return Const(var)
 
 
+def f32(value: float) -> float:
+    """The shortest decimal with the same float32 value: graphs store epsilons as float32 (0.001 reads
+    back 0.0010000000474974513); both are one float32, and 0.001 is what the model's author wrote."""
+    import numpy as np
+
+    return float(str(np.float32(value)))
+
+
 Converter = Callable[[NodeCtx], tuple[Value, ...]]
 _REGISTRY: dict[str, Converter] = {}
 

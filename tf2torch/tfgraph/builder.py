@@ -9,8 +9,8 @@ from typing import Any
 
 from ..errors import UnsupportedError
 from ..readers.keras_calls import ARGS_KWARG
-from ..spec import GraphNode, GraphSpec, LayerCall, LayerSpec, TensorRef, Variable
-from .base import Const, NodeCtx, PendingLayer, Tensor, TFShape
+from ..spec import GraphNode, GraphSpec, LayerCall, LayerSpec, TensorRef
+from .base import Const, NodeCtx, PendingLayer, Tensor, TFShape, f32
 
 GRAPH_CLASS = "TFGraph"  # what the generated class's docstring calls its source
 SCALE = "tf2torch>ScaleByConstant"  # provisional: becomes a BatchNormalization, or is refused
@@ -47,6 +47,12 @@ class Builder:
             n += 1
         return name
 
+    def _norm_name(self, scope: str) -> str:
+        """TF-slim and tf.contrib put a norm's variables under ``<name>/BatchNorm/``: the layer is
+        ``<name>`` (``bn1/BatchNorm`` -> ``bn1``) unless a layer already has that name (``conv1``)."""
+        head, _, last = scope.rpartition("/")
+        return head if last == "BatchNorm" and head and head not in self.by_name else scope
+
     def input(self, node: GraphNode) -> Tensor:
         shape = node.attrs.get("shape")
         if shape is None or len(shape) < 2:
@@ -67,7 +73,7 @@ class Builder:
             # the rest after their op, which TF already made unique.
             # (a SavedModel's variables are object paths like variables/0: their TF name says more)
             stored = [c.var.tf_name or c.var.name for _, c in weights if c.weight]
-            name = _scope(stored[0]) if stored else _readable(ctx.node.name)
+            name = self._norm_name(_scope(stored[0])) if stored else _readable(ctx.node.name)
         layer = PendingLayer(self._unique(name), class_name, dict(config), [t.ref for t in inputs],
                              list(weights), dict(kwargs), ctx.node.name)
         layer.node_named = not any(c.weight for _, c in weights)
@@ -110,7 +116,7 @@ class Builder:
                          ("moving_mean", mean), ("moving_variance", variance)]
         stored = [c.var.tf_name or c.var.name for _, c in layer.weights if c.weight]
         del self.by_name[layer.name]
-        layer.name = self._unique(_scope(stored[0]) if stored else layer.name)
+        layer.name = self._unique(self._norm_name(_scope(stored[0])) if stored else layer.name)
         layer.node_named = not stored
         self.by_name[layer.name] = layer
         del self.scales[t.ref.layer]
@@ -118,7 +124,7 @@ class Builder:
         return Tensor(TensorRef(layer.name), t.shape, t.node)
 
     def freeze(self, name: str, outputs: tuple[TensorRef, ...]) -> GraphSpec:
-        for layer_name, (scale, where) in self.scales.items():
+        for scale, where in self.scales.values():  # a product no add completed into a batch norm
             raise UnsupportedError(f"{where}: a product with a constant of shape {list(scale.shape)} that is not "
                                    "part of a batch norm (x * gamma * rsqrt(var + eps) + beta - mean * ...); "
                                    "not converted")
@@ -159,7 +165,7 @@ def _leaf_weight(c: object) -> Const | None:
 def _scalar(c: object) -> float | None:
     if not isinstance(c, Const) or c.weight or c.expr or c.shape not in ((), (1,)):
         return None
-    return float(c.array().reshape(-1)[0])
+    return f32(c.array().reshape(-1)[0])
 
 
 def _rsqrt_of_variance(c: Const) -> tuple[Const, float] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..readers.keras_calls import ARGS_KWARG
-from .base import Const, NodeCtx, Tensor, TFShape, Value, tf_op
+from .base import Const, NodeCtx, Tensor, TFShape, Value, f32, tf_op
 
 NUMPY = "keras.src.ops.numpy>"
 _ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Elu": "elu", "Selu": "selu", "Softplus": "softplus",
@@ -44,7 +44,7 @@ def leaky_relu(ctx: NodeCtx) -> tuple[Value, ...]:
     alpha = ctx.attr("alpha")
     if alpha is None:  # stripped default attr: LeakyRelu's registered default
         alpha = 0.2
-    return (ctx.layer("LeakyReLU", {"negative_slope": float(alpha)}, [x], x.shape),)
+    return (ctx.layer("LeakyReLU", {"negative_slope": f32(alpha)}, [x], x.shape),)
 
 
 @tf_op("Gelu")

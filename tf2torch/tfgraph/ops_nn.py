@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .base import Const, NodeCtx, Tensor, TFShape, Value, tf_op
+from .base import Const, NodeCtx, Tensor, TFShape, Value, f32, tf_op
 
 
 def _nhwc(ctx: NodeCtx) -> None:
@@ -123,7 +123,7 @@ def fused_batch_norm(ctx: NodeCtx) -> tuple[Value, ...]:
     eps = ctx.attr("epsilon")
     if eps is None:  # stripped default attrs: FusedBatchNorm's registered default
         eps = 0.0001
-    config = {"axis": -1, "epsilon": float(eps), "center": True, "scale": True}
+    config = {"axis": -1, "epsilon": f32(eps), "center": True, "scale": True}
     weights = [("gamma", scale), ("beta", offset), ("moving_mean", mean), ("moving_variance", variance)]
     missing = "the graph's batch statistics (is_training=False: not computed)"
     return (ctx.layer("BatchNormalization", config, [x], x.shape, weights=weights), *[_missing(missing)] * 5)

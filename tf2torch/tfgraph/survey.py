@@ -8,9 +8,9 @@ from typing import Any
 
 from ..errors import Tf2TorchError
 from ..spec import TFGraph
+from .base import lookup
 from .inline import inline_calls
 from .lower import INPUT_OPS, VARIABLE_OPS, dependency_order, signature_outputs
-from .base import lookup
 from .outputs import model_inputs, model_outputs
 
 
