@@ -101,13 +101,24 @@ def test_hostile_node_names_reach_the_code_only_as_identifiers(tmp_path):
     assert np.allclose(got, graph.expected, rtol=1e-5, atol=1e-6)
 
 
-def test_a_per_channel_product_that_is_no_batch_norm_is_refused(tmp_path):
-    """x * c by a constant vector, with no add of beta - mean * c after it: named, not guessed at."""
+def test_a_per_channel_product_that_is_no_batch_norm_is_a_constant_operand(tmp_path):
+    """x * gain by a weight vector, with no add of beta - mean * gain after it: the weight is a buffer
+    the product reads (not a guessed batch norm); a product with a constant computed from weights that
+    is no batch norm is refused."""
     def build(tf1, x, var):
         y = tf1.nn.conv2d(x, var("c/weights", (1, 1, 3, 4)), [1, 1, 1, 1], "SAME")
         return tf1.identity(y * var("gain", (4,)), name="out")
     graph = save_graph(tmp_path, build, (4, 4, 3))
-    refused(run_cli("convert", graph.frozen, "-o", tmp_path / "out"), "a product with a constant of shape [4]",
+    source = api.convert(graph.frozen, None, dry_run=True).model_source
+    assert "nn.BatchNorm" not in source and "TFConstant((4,))" in source
+    check(graph, graph.frozen, "x * weight vector")
+
+    def derived(tf1, x, var):
+        y = tf1.nn.conv2d(x, var("c/weights", (1, 1, 3, 4)), [1, 1, 1, 1], "SAME")
+        return tf1.identity(y * tf1.math.rsqrt(var("v", (4,), low=0.5)), name="out")
+    (tmp_path / "derived").mkdir()
+    graph = save_graph(tmp_path / "derived", derived, (4, 4, 3))
+    refused(run_cli("convert", graph.frozen, "-o", tmp_path / "out"), "computed from weights",
             "not part of a batch norm")
 
 

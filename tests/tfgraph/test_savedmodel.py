@@ -80,8 +80,28 @@ def _keras_mobilenet_export(tf, folder: Path, rng) -> tuple[np.ndarray, dict[str
     return x, {"serving_default": model(x, training=False).numpy()}
 
 
+def _keras_encoder_export(tf, folder: Path, rng) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A small transformer encoder block: multi-head self-attention (einsums), two layer norms, a GELU
+    feed-forward (Dense on (N, T, C): tf.tensordot in the export)."""
+    keras = require_keras()
+    keras.utils.set_random_seed(4)
+    tokens = keras.Input((10, 16), name="tokens")
+    h = keras.layers.MultiHeadAttention(num_heads=2, key_dim=8, name="mha")(tokens, tokens)
+    h = keras.layers.LayerNormalization(epsilon=1e-5, name="ln1")(tokens + h)
+    f = keras.layers.Dense(32, activation="gelu", name="ff1")(h)
+    out = keras.layers.LayerNormalization(name="ln2")(h + keras.layers.Dense(16, name="ff2")(f))
+    model = keras.Model(tokens, out)
+    for layer in model.layers:  # gammas and betas away from 1 and 0, so a lost one shows
+        if isinstance(layer, keras.layers.LayerNormalization):
+            layer.set_weights([1 + rng.normal(0, 0.2, (16,)), rng.normal(0, 0.2, (16,))])
+    model.export(str(folder), verbose=False)
+    x = rng.normal(size=(2, 10, 16)).astype(np.float32)
+    return x, {"serving_default": model(x).numpy()}
+
+
 SOURCES = {"tf.Module MLP": _module_mlp, "tf.Module conv net": _module_convnet,
-           "Keras 3 MobileNetV2 model.export()": _keras_mobilenet_export}
+           "Keras 3 MobileNetV2 model.export()": _keras_mobilenet_export,
+           "Keras 3 transformer encoder model.export()": _keras_encoder_export}
 
 
 @pytest.fixture(scope="module")

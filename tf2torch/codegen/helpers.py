@@ -85,3 +85,12 @@ class KerasMultiHeadAttention(nn.Module):
         scores = torch.softmax(scores, dim=-1)
         out = self.attention_output((scores @ v).transpose(1, 2).flatten(2))
         return (out, scores) if return_attention_scores else out
+
+
+class TFConstant(nn.Module):
+    """A constant operand of a TF graph op (a layer-norm gamma, a preprocessing mean), as a buffer of
+    the graph's shape: ``x * self.c.value`` broadcasts exactly as TF does (channels-last operands)."""
+
+    def __init__(self, shape):
+        super().__init__()
+        self.register_buffer("value", torch.zeros(shape))

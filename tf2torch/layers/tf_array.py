@@ -1,4 +1,5 @@
-"""Array ops a TF graph has and Keras has no layer for: split, unstack, strided slice.
+"""TF graph ops Keras has no layer for: split, unstack, strided slice, reductions, einsum, matmul of two
+tensors, elementwise ops with a constant tensor or between two tensors.
 
 The TF-graph lowering (``tfgraph/ops_array.py``) emits them as layers of these classes, with axes
 counted as in the graph (batch first, channels last); each converter maps its axis through the
@@ -7,11 +8,14 @@ tensor's layout, so a split of an NHWC channel axis is a split of dim 1 of the c
 
 from __future__ import annotations
 
+import re
+
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import torch_axis
 from .registry import converter
 
 TF = "tf2torch>"
+_EINSUM = re.compile(r"^[A-Za-z.]+(,[A-Za-z.]+)*->[A-Za-z.]*$")  # letters only: rendered with repr anyway
 
 
 def _axis(ctx: Ctx) -> int:
@@ -61,3 +65,85 @@ def strided_slice(ctx: Ctx) -> Converted:
         parts.append(":".join("" if v is None else str(v) for v in (begin, end, step)).rstrip(":") or ":")
         shape.append(None if size is None else len(range(*slice(begin, end, step).indices(size))))
     return Converted((Op(f"{{x}}[{', '.join(parts)}]"),), (TensorInfo(tuple(shape), "keras"),))
+
+
+_BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "div": "{a} / {b}",
+           "max": "torch.maximum({a}, {b})", "min": "torch.minimum({a}, {b})", "pow": "{a} ** {b}",
+           "squared_difference": "({a} - {b}) ** 2"}
+
+
+@converter(TF + "ConstantOperand", wants="keras")
+def constant_operand(ctx: Ctx) -> Converted:
+    """``x op c`` (or ``c op x`` with ``reverse``) for a constant tensor ``c`` held as a buffer; in TF's
+    layout (axes as in the graph), so broadcasting is the graph's own."""
+    from ..map import layouts
+    from .base import Module, Param
+
+    op, shape = ctx.config.get("op"), ctx.config.get("shape")
+    if op not in _BINARY or not isinstance(shape, list) or len(shape) > ctx.x.rank:
+        raise ctx.unsupported(f"config op {op!r} / shape {shape!r}")
+    (value,) = ctx.layer.weights
+    a, b = ("{m}.value", "{x}") if ctx.config.get("reverse") else ("{x}", "{m}.value")
+    module = Module("TFConstant", (tuple(shape),))
+    out = tuple(max(x, c) if x is not None else None for x, c in zip(ctx.x.shape, [1] * (ctx.x.rank - 1 - len(shape))
+                                                                     + list(shape)))
+    return Converted((Op(_BINARY[op].format(a=a, b=b), module),), (TensorInfo(out, "keras"),), (Param("", "value", layouts.IDENTITY, var=value),), helpers=("TFConstant",))
+
+
+@converter(TF + "Binary", wants="keras")
+def binary(ctx: Ctx) -> Converted:
+    """Two run-time tensors of one rank, broadcast as TF does (both in TF's layout)."""
+    op = ctx.config.get("op")
+    if op not in _BINARY or len(ctx.inputs) != 2:
+        raise ctx.unsupported(f"config op {op!r} with {len(ctx.inputs)} inputs")
+    shape = tuple(b if a == 1 else a for a, b in zip(ctx.inputs[0].shape, ctx.inputs[1].shape))
+    return Converted((Op(_BINARY[op].format(a="{0}", b="{1}")),), (TensorInfo(shape, "keras"),))
+
+
+_UNARY = {"rsqrt": "torch.rsqrt({x})", "erf": "torch.erf({x})", "erfc": "torch.erfc({x})",
+          "log": "torch.log({x})", "reciprocal": "torch.reciprocal({x})"}
+
+
+@converter(TF + "Unary", wants="any")
+def unary(ctx: Ctx) -> Converted:
+    fn = ctx.config.get("fn")
+    if fn not in _UNARY:
+        raise ctx.unsupported(f"config fn {fn!r}")
+    return Converted((Op(_UNARY[fn]),), (ctx.x,))
+
+
+@converter(TF + "Reduce", wants="keras")
+def reduce(ctx: Ctx) -> Converted:
+    """mean / max / min / sum over non-batch axes (TF's axes, batch counted), keeping them or not."""
+    op, axes, keep = ctx.config.get("op"), ctx.config.get("axes"), bool(ctx.config.get("keepdims"))
+    if op not in ("mean", "max", "min", "sum") or not isinstance(axes, list) or not axes or any(
+            isinstance(a, bool) or not isinstance(a, int) or not 0 < a < ctx.x.rank for a in axes):
+        raise ctx.unsupported(f"config op {op!r} over axes {axes!r}")
+    dims = tuple(sorted(axes))
+    fn = {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin"}[op]
+    shape = tuple(1 if i + 1 in dims else s for i, s in enumerate(ctx.x.shape)) if keep else \
+        tuple(s for i, s in enumerate(ctx.x.shape) if i + 1 not in dims)
+    return Converted((Op(f"{{x}}.{fn}(dim={dims!r}, keepdim={keep!r})"),), (TensorInfo(shape, "keras"),))
+
+
+@converter(TF + "Einsum", wants="keras")
+def einsum(ctx: Ctx) -> Converted:
+    equation = ctx.config.get("equation")
+    if not isinstance(equation, str) or not _EINSUM.match(equation):
+        raise ctx.unsupported(f"einsum equation {equation!r}")
+    shape = ctx.config.get("shape")
+    if not isinstance(shape, list):
+        raise ctx.unsupported("config 'shape' missing")
+    args = ", ".join(f"{{{i}}}" for i in range(len(ctx.inputs)))
+    return Converted((Op(f"torch.einsum({equation!r}, {args})"),), (TensorInfo(tuple(shape), "keras"),))
+
+
+@converter(TF + "MatMul", wants="keras")
+def matmul(ctx: Ctx) -> Converted:
+    """``a @ b`` of two run-time tensors (batch dims broadcast), optionally adjoint (transposed) operands."""
+    a, b = ("{0}.transpose(-1, -2)" if ctx.config.get("adj_x") else "{0}",
+            "{1}.transpose(-1, -2)" if ctx.config.get("adj_y") else "{1}")
+    shape = ctx.config.get("shape")
+    if not isinstance(shape, list):
+        raise ctx.unsupported("config 'shape' missing")
+    return Converted((Op(f"torch.matmul({a}, {b})"),), (TensorInfo(tuple(shape), "keras"),))

@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 
 TFShape = tuple[int | None, ...]
 BATCH = "batch"  # a ShapeVec item: the run-time batch size
+MERGED_OK = frozenset({"MatMul", "BatchMatMulV2", "BatchMatMulV3", "BatchMatMul", "Reshape", "BiasAdd"})
+
+
+@dataclass(frozen=True)
+class BatchTimes:
+    """A ShapeVec item: the batch size times ``n`` (``prod(shape(x)[:2])`` of a (N, T, C) tensor)."""
+
+    n: int
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,9 @@ class Tensor:
     ref: TensorRef
     shape: TFShape
     node: str  # the TF node that produced it (for counting its consumers)
+    # The graph flattened the batch with the next axes ((N, T, C) -> (N*T, C), tf.tensordot's reshape):
+    # ``ref`` still holds the unflattened tensor of this shape. Only MatMul and the Reshape back use it.
+    merged: TFShape | None = None
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class Const:
 
 @dataclass(frozen=True)
 class ShapeVec:
-    items: tuple[int | str | None, ...]  # ints, BATCH, or None (unknown)
+    items: tuple[int | str | BatchTimes | None, ...]  # ints, BATCH, BatchTimes, or None (unknown)
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,9 @@ class NodeCtx:
     def tensor(self, i: int) -> Tensor:
         value = self.inputs[i] if i < len(self.inputs) else Missing("no such input")
         if isinstance(value, Tensor):
+            if value.merged is not None and self.op not in MERGED_OK:
+                raise self.unsupported(f"input {i} has its batch axis merged with others (a tensordot's reshape), "
+                                       "which only a MatMul and the reshape back may read")
             return value
         if isinstance(value, Missing):
             raise self.unsupported(f"input {i} ({self.node.inputs[i] if i < len(self.node.inputs) else '?'}) "

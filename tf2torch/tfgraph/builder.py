@@ -124,10 +124,15 @@ class Builder:
         return Tensor(TensorRef(layer.name), t.shape, t.node)
 
     def freeze(self, name: str, outputs: tuple[TensorRef, ...]) -> GraphSpec:
-        for scale, where in self.scales.values():  # a product no add completed into a batch norm
-            raise UnsupportedError(f"{where}: a product with a constant of shape {list(scale.shape)} that is not "
-                                   "part of a batch norm (x * gamma * rsqrt(var + eps) + beta - mean * ...); "
-                                   "not converted")
+        for layer_name, (scale, where) in self.scales.items():  # products no add made a batch norm
+            if scale.expr:  # computed from weights: only a batch norm says which weights
+                raise UnsupportedError(f"{where}: a product with a constant of shape {list(scale.shape)} computed "
+                                       "from weights that is not part of a batch norm (x * gamma * rsqrt(var + eps) "
+                                       "+ beta - mean * ...); not converted")
+            layer = self.by_name[layer_name]  # a product with a weight or a constant, as it stands
+            layer.class_name = "tf2torch>ConstantOperand"
+            layer.config = {"op": "mul", "shape": list(scale.shape), "reverse": False}
+            layer.weights = [("value", scale)]
         names = [layer.name for layer in self.layers if layer.class_name != "InputLayer"]
         renames = _strip(names, names, self.inputs)
         # Layers named after ops often share a model scope the weights' names lack (Keras 3 exports:

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .base import BATCH, Const, NodeCtx, ShapeVec, Tensor, TFShape, Value, tf_op
+from .base import BATCH, BatchTimes, Const, NodeCtx, ShapeVec, Tensor, TFShape, Value, tf_op
 
 # Ops that hand their (first) input on unchanged at inference.
 IDENTITIES = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "PlaceholderWithDefault",
@@ -106,7 +106,7 @@ def pack(ctx: NodeCtx) -> tuple[Value, ...]:
     items: list = []
     for i, value in enumerate(ctx.inputs):
         if isinstance(value, ShapeVec) and len(value.items) == 1:
-            items.append(value.items[0])
+            items.append(value.items[0])  # a shape item: an int, the batch, or the batch times n
         elif isinstance(value, Const) and value.shape == ():
             items.append(value.array().item())
         elif isinstance(value, Const) and all(isinstance(v, Const) for v in ctx.inputs):
@@ -116,12 +116,30 @@ def pack(ctx: NodeCtx) -> tuple[Value, ...]:
     return (_shape_value(ctx, items),)
 
 
-@tf_op("Prod")
+@tf_op("Prod", arity=2)
 def prod(ctx: NodeCtx) -> tuple[Value, ...]:
     items = _ints(ctx, 0)
-    if any(not isinstance(i, int) for i in items):
-        raise ctx.unsupported("a product of sizes only known at run time")
-    return (ctx.folded(np.int32(math.prod(items))),)
+    known = [i for i in items if isinstance(i, int)]
+    batch = [i for i in items if not isinstance(i, int)]
+    if not batch:
+        return (ctx.folded(np.int32(math.prod(known))),)
+    if batch == [BATCH] or (len(batch) == 1 and isinstance(batch[0], BatchTimes)):
+        n = math.prod(known) * (batch[0].n if isinstance(batch[0], BatchTimes) else 1)
+        return (ShapeVec((BatchTimes(n),)),)  # the batch times the other sizes (tensordot's flattening)
+    raise ctx.unsupported("a product of sizes only known at run time")
+
+
+@tf_op("GatherV2", arity=3)
+def gather(ctx: NodeCtx) -> tuple[Value, ...]:
+    value = ctx.inputs[0]
+    indices = ctx.const(1, "indices").array()
+    axis = int(ctx.const(2, "axis").array())
+    if isinstance(value, ShapeVec) and axis == 0 and indices.ndim <= 1:
+        items = [value.items[int(i)] for i in indices.reshape(-1)]
+        return (ShapeVec(tuple(items)) if indices.ndim == 1 else ShapeVec((items[0],)),)
+    if isinstance(value, Const) and not value.weight:
+        return (ctx.folded(np.take(value.array(), indices, axis=axis)),)
+    raise ctx.unsupported("a gather from a run-time tensor or a weight (an embedding lookup)")
 
 
 def _target(ctx: NodeCtx, x: Tensor, target: list) -> TFShape | None:
@@ -166,12 +184,29 @@ def _reshaped_const(ctx: NodeCtx, value: Const, shape: list[int]) -> Const:
     return ctx.reshaped(value, tuple(shape))
 
 
+def _merge(ctx: NodeCtx, x: Tensor, target: list) -> Tensor | None:
+    """(N, T.., C) -> (N*T.., C) (tf.tensordot), and back: the tensor keeps its own shape (Tensor.merged)."""
+    if x.merged is not None:
+        back = [None if t == BATCH or t == -1 and i == 0 else t for i, t in enumerate(target)]
+        return Tensor(x.ref, x.merged, x.node) if back == [None, *x.merged[1:]] else None
+    if len(target) == 2 and isinstance(target[0], BatchTimes) and len(x.shape) >= 3 and target[1] == x.shape[-1]:
+        middle = x.shape[1:-1]
+        if all(isinstance(s, int) for s in middle) and math.prod(middle) == target[0].n:  # type: ignore[arg-type]
+            return Tensor(x.ref, (None, x.shape[-1]), x.node, merged=x.shape)
+    return None
+
+
 @tf_op("Reshape", arity=2)
 def reshape(ctx: NodeCtx) -> tuple[Value, ...]:
     if isinstance(ctx.inputs[0], Const):
         return (_reshaped_const(ctx, ctx.inputs[0], _ints(ctx, 1)),)
     x = ctx.tensor(0)
     target = _ints(ctx, 1)
+    merged = _merge(ctx, x, target)
+    if merged is not None:
+        return (merged,)
+    if x.merged is not None:
+        raise ctx.unsupported("a reshape of a flattened (tensordot) tensor to another shape than its own")
     shape = _target(ctx, x, target)
     if shape is None:
         raise ctx.unsupported(f"a reshape of {list(x.shape)} to {target}: it changes the batch axis or needs sizes "

@@ -9,6 +9,8 @@ against an image) is refused with the op's name rather than guessed at.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..readers.keras_calls import ARGS_KWARG
@@ -18,14 +20,20 @@ NUMPY = "keras.src.ops.numpy>"
 _ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Elu": "elu", "Selu": "selu", "Softplus": "softplus",
                 "Softsign": "softsign"}
 _BINARY = {"Add": "Add", "AddV2": "Add", "Sub": "Subtract", "Mul": "Multiply", "RealDiv": "TrueDivide",
-           "Maximum": "Maximum", "Minimum": "Minimum", "Pow": "Power"}
+           "Maximum": "Maximum", "Minimum": "Minimum", "Pow": "Power", "SquaredDifference": ""}
 _FOLD = {"Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
-         "Maximum": np.maximum, "Minimum": np.minimum, "Pow": np.power}
+         "Maximum": np.maximum, "Minimum": np.minimum, "Pow": np.power,
+         "SquaredDifference": lambda a, b: np.square(a - b)}
 _EXPR = {"Add": "add", "AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Maximum": "max",
-         "Minimum": "min", "Pow": "pow"}
+         "Minimum": "min", "Pow": "pow", "SquaredDifference": "squared_difference"}
+TF = "tf2torch>"
 _UNARY = {"Neg": "Negative", "Abs": "Absolute", "Exp": "Exp", "Sqrt": "Sqrt", "Square": "Square"}
 _UNARY_FOLD = {"Neg": np.negative, "Abs": np.abs, "Exp": np.exp, "Sqrt": np.sqrt, "Square": np.square,
-               "Rsqrt": lambda a: (1 / np.sqrt(a)).astype(a.dtype)}
+               "Rsqrt": lambda a: (1 / np.sqrt(a)).astype(a.dtype), "Log": np.log,
+               "Reciprocal": lambda a: (1 / a).astype(a.dtype),
+               "Erf": lambda a: np.vectorize(math.erf, otypes=[a.dtype])(a),
+               "Erfc": lambda a: np.vectorize(math.erfc, otypes=[a.dtype])(a)}
+_TF_UNARY = {"Rsqrt": "rsqrt", "Erf": "erf", "Erfc": "erfc", "Log": "log", "Reciprocal": "reciprocal"}
 
 
 @tf_op("Relu", "Relu6", *_ACTIVATIONS)
@@ -60,9 +68,9 @@ def unary(ctx: NodeCtx) -> tuple[Value, ...]:
     value = ctx.inputs[0]
     if isinstance(value, Const):
         return (ctx.derived(ctx.op.lower(), [value], _UNARY_FOLD[ctx.op]),)
-    if ctx.op not in _UNARY:
-        raise ctx.unsupported("an op on a run-time tensor that tf2torch only folds on constants")
     x = ctx.tensor(0)
+    if ctx.op in _TF_UNARY:
+        return (ctx.layer(TF + "Unary", {"fn": _TF_UNARY[ctx.op]}, [x], x.shape),)
     return (ctx.layer(NUMPY + _UNARY[ctx.op], {}, [x], x.shape),)
 
 
@@ -82,8 +90,11 @@ def _broadcast(ctx: NodeCtx, a: TFShape, b: TFShape) -> TFShape:
 def _scalar(value: Const) -> float | None:
     if value.shape and int(np.prod(value.shape)) != 1:
         return None
-    item = value.array().reshape(-1)[0].item()
-    return float(item) if isinstance(item, (int, float)) and not isinstance(item, bool) else None
+    array = value.array().reshape(-1)
+    item = array[0].item()
+    if isinstance(item, bool) or not isinstance(item, (int, float)):
+        return None
+    return f32(item) if array.dtype == np.float32 else float(item)  # 1e-3, not 0.0010000000474974513
 
 
 @tf_op(*_BINARY, arity=2)
@@ -93,7 +104,11 @@ def binary(ctx: NodeCtx) -> tuple[Value, ...]:
         return (ctx.derived(_EXPR[ctx.op], [a, b], _FOLD[ctx.op]),)
     cls = NUMPY + _BINARY[ctx.op]
     if isinstance(a, Tensor) and isinstance(b, Tensor):
-        return (ctx.layer(cls, {}, [a, b], _broadcast(ctx, a.shape, b.shape)),)
+        ctx.tensor(0), ctx.tensor(1)  # (checks neither is a flattened tensordot operand)
+        shape = _broadcast(ctx, a.shape, b.shape)
+        if ctx.op == "SquaredDifference":
+            return (ctx.layer(TF + "Binary", {"op": "squared_difference"}, [a, b], shape),)
+        return (ctx.layer(cls, {}, [a, b], shape),)
     tensor, const = (a, b) if isinstance(a, Tensor) else (b, a)
     if not isinstance(tensor, Tensor) or not isinstance(const, Const):
         raise ctx.unsupported("operands that are neither tensors nor constants")
@@ -103,14 +118,30 @@ def binary(ctx: NodeCtx) -> tuple[Value, ...]:
         done = ctx.complete_batch_norm(tensor, const)  # x * scale + shift of an unfused batch norm
         if done is not None:
             return (done,)
+    tensor = ctx.tensor(0 if tensor is a else 1)
     number = _scalar(const)
     if number is None and ctx.op == "Mul" and len(const.shape) == 1 and const.shape[0] == tensor.shape[-1]:
         return (ctx.scale_layer(tensor, const),)  # completed into a batch norm by the add that follows
+    while number is None and len(const.shape) >= len(tensor.shape) and const.shape and const.shape[0] == 1:
+        const = ctx.reshaped(const, const.shape[1:])  # (1, 1, C): its leading 1 only broadcasts over the batch
     if number is None:
-        raise ctx.unsupported(f"a constant operand of shape {list(const.shape)} (only scalars, or a bias right "
-                              "after a conv / MatMul, are converted)", "report the graph")
+        if len(const.shape) >= len(tensor.shape):
+            raise ctx.unsupported(f"a constant operand of shape {list(const.shape)} as large as the tensor "
+                                  f"{list(tensor.shape)} (it would broadcast over the batch)")
+        if const.expr:
+            raise ctx.unsupported(f"a constant of shape {list(const.shape)} computed from weights (not a batch norm)")
+        config = {"op": _EXPR[ctx.op], "shape": list(const.shape), "reverse": tensor is b}
+        return (ctx.layer(TF + "ConstantOperand", config, [tensor], _broadcast_const(tensor.shape, const.shape),
+                          weights=[("value", const)]),)
+    if ctx.op == "SquaredDifference":
+        raise ctx.unsupported("a squared difference with a scalar")
     args = [tensor.ref, number] if tensor is a else [number, tensor.ref]
     return (ctx.layer(cls, {}, [tensor], tensor.shape, kwargs={ARGS_KWARG: args}),)
+
+
+def _broadcast_const(shape: TFShape, const: tuple[int, ...]) -> TFShape:
+    padded = (1,) * (len(shape) - len(const)) + tuple(const)
+    return tuple(s if c == 1 else c if s in (None, 1) else s for s, c in zip(shape, padded))
 
 
 @tf_op("AddN")

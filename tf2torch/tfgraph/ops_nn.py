@@ -11,6 +11,8 @@ import math
 
 from .base import Const, NodeCtx, Tensor, TFShape, Value, f32, tf_op
 
+TF = "tf2torch>"
+
 
 def _nhwc(ctx: NodeCtx) -> None:
     fmt = ctx.attr("data_format", "NHWC")
@@ -89,26 +91,16 @@ def conv2d(ctx: NodeCtx) -> tuple[Value, ...]:
     return (ctx.layer(cls, config, [x], shape, weights=[(weight, kernel)]),)
 
 
-@tf_op("MatMul", arity=2)
-def matmul(ctx: NodeCtx) -> tuple[Value, ...]:
-    x, kernel = ctx.tensor(0), ctx.const(1, "weight matrix")
-    if ctx.attr("transpose_a") or ctx.attr("transpose_b"):
-        raise ctx.unsupported("a transposed operand (transpose_a / transpose_b)",
-                              "store the weight as (in, out), as tf.layers.dense does")
-    if len(x.shape) != 2 or len(kernel.shape) != 2 or (x.shape[1] is not None and x.shape[1] != kernel.shape[0]):
-        raise ctx.unsupported(f"operands of shapes {list(x.shape)} and {list(kernel.shape)}")
-    config = {"units": kernel.shape[1], "use_bias": False, "activation": "linear"}
-    return (ctx.layer("Dense", config, [x], (x.shape[0], kernel.shape[1]), weights=[("kernel", kernel)]),)
-
-
 @tf_op("BiasAdd", "BiasAddV1", arity=2)
 def bias_add(ctx: NodeCtx) -> tuple[Value, ...]:
     _nhwc(ctx)
     x, bias = ctx.tensor(0), ctx.const(1, "bias")
     if ctx.fuse_bias(x, bias):
         return (x,)
-    raise ctx.unsupported("a bias add that does not follow a conv or MatMul whose output it alone uses",
-                          "report the graph")
+    if x.merged is not None:
+        raise ctx.unsupported("a bias add on a flattened tensor that is not a Dense's output")
+    return (ctx.layer(TF + "ConstantOperand", {"op": "add", "shape": list(bias.shape)}, [x], x.shape,
+                      weights=[("value", bias)]),)
 
 
 @tf_op("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", arity=5)
@@ -155,17 +147,20 @@ def axes_of(ctx: NodeCtx, i: int, rank: int) -> list[int]:
     return sorted({int(a) % rank for a in axes})
 
 
-@tf_op("Mean", "Max", arity=2)
+@tf_op("Mean", "Max", "Min", "Sum", arity=2)
 def reduce(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     axes = axes_of(ctx, 1, len(x.shape))
     keep = bool(ctx.attr("keep_dims", False))
-    if len(x.shape) == 4 and axes == [1, 2]:  # over H and W of NHWC: a global pool
+    if len(x.shape) == 4 and axes == [1, 2] and ctx.op in ("Mean", "Max"):  # H and W of NHWC: a global pool
         cls = "GlobalAveragePooling2D" if ctx.op == "Mean" else "GlobalMaxPooling2D"
         shape: TFShape = (x.shape[0], 1, 1, x.shape[3]) if keep else (x.shape[0], x.shape[3])
         return (ctx.layer(cls, {"keepdims": keep, "data_format": "channels_last"}, [x], shape),)
-    raise ctx.unsupported(f"a reduction over axes {axes} of a {len(x.shape)}-D tensor; only the spatial axes "
-                          "of an NHWC image (a global pool) are converted")
+    if 0 in axes:
+        raise ctx.unsupported("a reduction over the batch axis")
+    out = tuple(1 if i in axes else s for i, s in enumerate(x.shape)) if keep else \
+        tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    return (ctx.layer(TF + "Reduce", {"op": ctx.op.lower(), "axes": axes, "keepdims": keep}, [x], out),)
 
 
 @tf_op("Softmax")

@@ -64,6 +64,8 @@ def unpack(ctx: NodeCtx) -> tuple[Value, ...]:
 def transpose(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     perm = [int(p) for p in ctx.const(1, "permutation").array().reshape(-1)]
+    if perm == list(range(len(x.shape))):
+        return (x,)  # the identity (tf.tensordot transposes its free axes first, already in order)
     if sorted(perm) != list(range(len(x.shape))) or perm[0] != 0:
         raise ctx.unsupported(f"permutation {perm}: the batch axis must stay first")
     return (ctx.layer("Permute", {"dims": perm[1:]}, [x], tuple(x.shape[p] for p in perm)),)
