@@ -45,7 +45,7 @@ def _tensors(ctx: NodeCtx, a: Tensor, b: Tensor, adj_x: bool, adj_y: bool) -> Te
 
 @tf_op("MatMul", arity=2)
 def matmul(ctx: NodeCtx) -> tuple[Value, ...]:
-    a, b = ctx.inputs[0], ctx.inputs[1]
+    b = ctx.inputs[1]
     adj_x, adj_y = bool(ctx.attr("transpose_a", False)), bool(ctx.attr("transpose_b", False))
     if isinstance(b, Const):
         if adj_x or adj_y:
