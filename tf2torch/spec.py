@@ -94,6 +94,11 @@ class GraphSpec:
     inputs: tuple[TensorRef, ...]
     outputs: tuple[TensorRef, ...]
     keras_version: int  # 2 or 3: the config dialect it was read from
+    # A lowered TF graph (tfgraph/): the TF tensors of its inputs and outputs (for verify), and the
+    # signature's output keys (SavedModels), in output order.
+    tf_inputs: tuple[str, ...] = ()
+    tf_outputs: tuple[str, ...] = ()
+    output_names: tuple[str, ...] = ()
 
     def layer(self, name: str) -> LayerSpec:
         for layer in self.layers:

@@ -45,7 +45,7 @@ def verify(
 
     Args:
         source: what was converted: a Keras ``.keras`` / ``.h5`` file, a TF1 checkpoint prefix with
-            its ``.meta`` graph, or a SavedModel directory (final outputs only).
+            its ``.meta`` graph, a frozen GraphDef ``.pb``, or a SavedModel directory (final outputs only).
         out_dir: the output directory of ``tf2torch convert`` (``model.py``, weights, ``report.json``).
         input_shape: with the batch axis, in the PyTorch model's layout (default: the TF model's
             input shape, batch 2).
@@ -110,13 +110,17 @@ def _reference(source: Path, outdir: OutDir, tf_inputs: tuple[str, ...], tf_outp
     from ..readers.detect import Kind, detect
 
     kind, where = detect(source)
-    if (tf_inputs or tf_outputs) and kind is not Kind.CHECKPOINT:
+    if (tf_inputs or tf_outputs) and kind not in (Kind.CHECKPOINT, Kind.GRAPH_DEF):
         raise UsageError("--tf-input / --tf-output name tensors of a TF1 graph; "
                          f"{source} is a {kind.value}, whose inputs and outputs are known")
     if kind is Kind.CHECKPOINT:
         from .run_tf1 import MetaGraphReference
 
         return MetaGraphReference(where, outdir, tf_inputs, tf_outputs)
+    if kind is Kind.GRAPH_DEF:
+        from .run_graph import FrozenGraphReference
+
+        return FrozenGraphReference(where, outdir, tf_inputs, tf_outputs)
     if kind is Kind.SAVED_MODEL:
         from .run_savedmodel import SavedModelReference
 

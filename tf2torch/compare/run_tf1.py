@@ -34,6 +34,7 @@ REACH = 12  # ops from a variable to where its module's output is formed (unfuse
 
 class MetaGraphReference:
     kind = "tf1-graph"
+    weight_ops = VARIABLE_OPS  # the ops a report's source variables are
 
     def __init__(self, prefix: Path, outdir: OutDir, tf_inputs: Sequence[str] = (),
                  tf_outputs: Sequence[str] = ()) -> None:
@@ -49,6 +50,13 @@ class MetaGraphReference:
                 self.saver = self.tf1.train.import_meta_graph(str(meta), clear_devices=True)
             except (ValueError, KeyError, tf.errors.OpError) as exc:
                 raise UnsupportedError(f"{meta}: TensorFlow cannot import this graph ({exc})") from exc
+        self._setup(outdir, tf_inputs, tf_outputs)
+
+    def _setup(self, outdir: OutDir, tf_inputs: Sequence[str], tf_outputs: Sequence[str]) -> None:
+        # A generated model converted from this graph says which tensors its inputs and outputs are.
+        converted_in, converted_out = outdir.interface.get("tf_inputs") or [], outdir.interface.get("tf_outputs") or []
+        tf_outputs = tuple(tf_outputs) or tuple(str(t) for t in converted_out)
+        tf_inputs = tuple(tf_inputs) or (tuple(str(t) for t in converted_in) if converted_out else ())
         self.outputs = [self._tensor(n, "--tf-output") for n in tf_outputs] or [self._find_output()]
         self.ancestors = _ancestors(t.op for t in self.outputs)
         self.inputs = [self._tensor(n, "--tf-input") for n in tf_inputs] or self._find_inputs()
@@ -118,7 +126,7 @@ class MetaGraphReference:
     def _probes(self) -> tuple[list[Probe], list[Any]]:
         ops = self.graph.get_operations()
         order = {op.name: i for i, op in enumerate(ops)}
-        variables = {op.name: op for op in ops if op.type in VARIABLE_OPS}
+        variables = {op.name: op for op in ops if op.type in self.weight_ops}
         data = _descendants((t.op for t in self.inputs), self.ancestors)
         by_module: dict[str, list[Any]] = {}
         for source, key in self.outdir.key_of.items():

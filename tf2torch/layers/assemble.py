@@ -84,13 +84,16 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
             report.add(Entry("unexpected", source=var.name, shape=var.shape, dtype=var.dtype.name,
                              reason="no layer of the architecture owns it"))
     report.notes += gen.notes
+    names = graph.output_names if len(graph.output_names) == len(gen.outputs) else ()
     report.interface = {
         "inputs": [_tensor_json(name, info) for name, info in gen.inputs],
-        "outputs": [_tensor_json(f"output_{i}", info) for i, info in enumerate(gen.outputs)],
+        "outputs": [_tensor_json(names[i] if names else f"output_{i}", info) for i, info in enumerate(gen.outputs)],
         "keras_inputs": [ref.layer for ref in graph.inputs],
         "layers": gen.taps,
         "layer_layouts": gen.tap_layouts,  # "cf": channels moved to axis 1; "keras": axes as in Keras
     }
+    if graph.tf_outputs:  # a lowered TF graph: which of its tensors verify feeds and compares
+        report.interface.update(tf_inputs=list(graph.tf_inputs), tf_outputs=list(graph.tf_outputs))
     source = model_file.render(gen, spec.path.name, weights_name)
     return KerasConversion(plans, report, source, gen.taps)
 

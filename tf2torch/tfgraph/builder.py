@@ -123,7 +123,8 @@ class Builder:
         self.renamed_refs[t.ref.layer] = layer.name
         return Tensor(TensorRef(layer.name), t.shape, t.node)
 
-    def freeze(self, name: str, outputs: tuple[TensorRef, ...]) -> GraphSpec:
+    def freeze(self, name: str, outputs: tuple[TensorRef, ...], tf_outputs: tuple[str, ...] = (),
+               output_names: tuple[str, ...] = ()) -> GraphSpec:
         for layer_name, (scale, where) in self.scales.items():  # products no add made a batch norm
             if scale.expr:  # computed from weights: only a batch norm says which weights
                 raise UnsupportedError(f"{where}: a product with a constant of shape {list(scale.shape)} computed "
@@ -160,7 +161,8 @@ class Builder:
             specs.append(LayerSpec(lname, layer.class_name, {"name": lname, **layer.config}, calls, tuple(weights)))
         return GraphSpec(name=name, class_name=GRAPH_CLASS, layers=tuple(specs),
                          inputs=tuple(TensorRef(i) for i in self.inputs), outputs=tuple(ref(o) for o in outputs),
-                         keras_version=3)
+                         keras_version=3, tf_inputs=tuple(f"{self.by_name[i].node}:0" for i in self.inputs),
+                         tf_outputs=tf_outputs, output_names=output_names)
 
 
 def _leaf_weight(c: object) -> Const | None:

@@ -81,8 +81,10 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
     if spec.tf_graph is None:
         raise UnsupportedError(f"{spec.path}: holds no TF graph")
     graph = spec.tf_graph()
+    names: tuple[str, ...] = ()
     if graph.signatures and not outputs:
         outputs = signature_outputs(graph, signature)
+        names = signature_keys(graph, signature)
     elif signature is not None:
         raise UsageError(f"{spec.path}: --signature {signature!r}: the source has no signatures (only SavedModels do)")
     graph = inline_calls(graph, outputs)
@@ -137,7 +139,8 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
         out_refs.append(value.ref)
     # The layers hold copies of the weights named for the Keras converters (tf_name "conv/kernel"); the
     # spec keeps the variables as read, so the report and copy detection see their own TF names.
-    return dataclasses.replace(spec, graph=builder.freeze(graph_name(spec), tuple(out_refs)))
+    tf_outputs = tuple(o if ":" in o else f"{o}:0" for o in outs)
+    return dataclasses.replace(spec, graph=builder.freeze(graph_name(spec), tuple(out_refs), tf_outputs, names))
 
 
 def graph_name(spec: ModelSpec) -> str:
@@ -162,16 +165,24 @@ def _run(ctx: NodeCtx) -> tuple[Value, ...]:
                                f"({type(exc).__name__}: {str(exc)[:120]}); the graph is corrupt or forged") from None
 
 
-def signature_outputs(graph: TFGraph, name: str | None) -> list[str]:
-    """The output tensors of signature ``name`` (default ``serving_default``), in output-key order."""
+def _signature(graph: TFGraph, name: str | None):
     chosen = name or ("serving_default" if "serving_default" in graph.signatures or len(graph.signatures) != 1
                       else next(iter(graph.signatures)))
     if chosen not in graph.signatures:
         raise UsageError(f"{graph.where}: no signature {chosen!r}; the SavedModel has "
                          f"{', '.join(sorted(graph.signatures)) or 'none'}; pass --signature NAME")
-    sig = graph.signatures[chosen]
+    return graph.signatures[chosen]
+
+
+def signature_keys(graph: TFGraph, name: str | None) -> tuple[str, ...]:
     # The outputs of a dict-returning function are numbered in sorted key order (":k" says which).
-    return [sig.outputs[k] for k in sorted(sig.outputs)]
+    return tuple(sorted(_signature(graph, name).outputs))
+
+
+def signature_outputs(graph: TFGraph, name: str | None) -> list[str]:
+    """The output tensors of signature ``name`` (default ``serving_default``), in output-key order."""
+    sig = _signature(graph, name)
+    return [sig.outputs[k] for k in signature_keys(graph, name)]
 
 
 def ema_weights(variables: Sequence[Variable]) -> dict[str, Variable]:
