@@ -147,3 +147,55 @@ def matmul(ctx: Ctx) -> Converted:
     if not isinstance(shape, list):
         raise ctx.unsupported("config 'shape' missing")
     return Converted((Op(f"torch.matmul({a}, {b})"),), (TensorInfo(tuple(shape), "keras"),))
+
+
+@converter(TF + "Pad", wants="keras")
+def pad(ctx: Ctx) -> Converted:
+    """Reflect padding of the spatial axes (TF's MirrorPad REFLECT), in TF's layout."""
+    padding, mode = ctx.config.get("padding"), ctx.config.get("mode")
+    if mode != "reflect" or not isinstance(padding, list) or len(padding) != ctx.x.rank - 2:
+        raise ctx.unsupported(f"config mode {mode!r} / padding {padding!r}")
+    flat = []  # F.pad lists the last axes first; channels (last) are not padded
+    for pair in [[0, 0], *reversed(padding)]:
+        flat += [int(pair[0]), int(pair[1])]
+    shape = (*(None if s is None else s + a + b for s, (a, b) in zip(ctx.x.shape[:-1], padding)), ctx.x.shape[-1])
+    if ctx.x.rank - 2 > 2:
+        raise ctx.unsupported("reflect padding of more than 2 spatial axes")
+    # torch pads channels-first images: move channels first for the pad, then back
+    expr = f"F.pad({{x}}.movedim(-1, 1), {tuple(flat[2:])!r}, mode='reflect').movedim(1, -1)"
+    return Converted((Op(expr),), (TensorInfo(shape, "keras"),))
+
+
+@converter(TF + "Tile", wants="keras")
+def tile(ctx: Ctx) -> Converted:
+    reps = ctx.config.get("reps")
+    if not isinstance(reps, list) or len(reps) != ctx.x.rank - 1:
+        raise ctx.unsupported(f"config reps {reps!r}")
+    shape = tuple(None if s is None else s * r for s, r in zip(ctx.x.shape, reps))
+    return Converted((Op(f"{{x}}.tile((1, {', '.join(str(int(r)) for r in reps)}))"),), (TensorInfo(shape, "keras"),))
+
+
+@converter(TF + "Stack", wants="keras")
+def stack(ctx: Ctx) -> Converted:
+    axis = _axis_any(ctx)
+    args = ", ".join(f"{{{i}}}" for i in range(len(ctx.inputs)))
+    shape = list(ctx.x.shape)
+    shape.insert(axis - 1, len(ctx.inputs))
+    return Converted((Op(f"torch.stack([{args}], dim={axis})"),), (TensorInfo(tuple(shape), "keras"),))
+
+
+@converter(TF + "Gather", wants="keras")
+def gather(ctx: Ctx) -> Converted:
+    """``x.index_select(axis, indices)`` with constant indices (a vector: the axis keeps its rank)."""
+    axis, indices = _axis(ctx), ctx.config.get("indices")
+    if not isinstance(indices, list) or not indices or any(isinstance(i, bool) or not isinstance(i, int) for i in indices):
+        raise ctx.unsupported(f"config indices {indices!r}")
+    shape = tuple(len(indices) if i == axis - 1 else s for i, s in enumerate(ctx.x.shape))
+    return Converted((Op(f"{{x}}[{', '.join([':'] * axis)}, {indices!r}]"),), (TensorInfo(shape, "keras"),))
+
+
+def _axis_any(ctx: Ctx) -> int:
+    axis = ctx.config.get("axis")
+    if isinstance(axis, bool) or not isinstance(axis, int) or not 0 < axis <= ctx.x.rank:
+        raise ctx.unsupported(f"config 'axis' should be a non-batch axis, found {axis!r}")
+    return axis

@@ -59,7 +59,8 @@ class Builder:
             raise UnsupportedError(f"input {node.name!r}: its shape is {'unknown' if shape is None else list(shape)}; "
                                    "tf2torch needs the rank and the non-batch sizes of a graph's inputs")
         name = self._unique(node.name)
-        layer = PendingLayer(name, "InputLayer", {"batch_shape": [None, *shape[1:]], "dtype": "float32"}, [],
+        dtype = {3: "int32", 9: "int64"}.get(getattr(node.attrs.get("dtype"), "enum", 1), "float32")
+        layer = PendingLayer(name, "InputLayer", {"batch_shape": [None, *shape[1:]], "dtype": dtype}, [],
                              node=node.name)
         self.layers.append(layer)
         self.by_name[name] = layer

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from ..errors import UnsupportedError, UsageError
 from ..map.select import EMA_SUFFIX
 from ..spec import GraphNode, ModelSpec, Role, TFGraph, Variable
-from . import ops_array, ops_linalg, ops_math, ops_nn, ops_slice  # noqa: F401  (register the converters)
+from . import ops_array, ops_image, ops_linalg, ops_math, ops_nn, ops_slice  # noqa: F401  (registration)
 from .base import Const, Missing, NodeCtx, Tensor, Value, lookup
 from .builder import Builder
 from .inline import inline_calls

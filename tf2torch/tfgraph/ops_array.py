@@ -14,6 +14,7 @@ import numpy as np
 
 from .base import BATCH, BatchTimes, Const, NodeCtx, ShapeVec, Tensor, TFShape, Value, tf_op
 
+TF = "tf2torch>"
 # Ops that hand their (first) input on unchanged at inference.
 IDENTITIES = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "PlaceholderWithDefault",
               "ReadVariableOp", "EnsureShape")
@@ -101,6 +102,14 @@ def _shape_value(ctx: NodeCtx, items: list) -> Value:
 
 @tf_op("Pack")
 def pack(ctx: NodeCtx) -> tuple[Value, ...]:
+    if any(isinstance(v, Tensor) for v in ctx.inputs):  # tf.stack of run-time tensors
+        tensors = [ctx.tensor(i) for i in range(len(ctx.inputs))]
+        rank = len(tensors[0].shape) + 1
+        axis = int(ctx.attr("axis", 0) or 0) % rank
+        if axis == 0 or any(t.shape != tensors[0].shape for t in tensors):
+            raise ctx.unsupported("stacking along the batch axis, or tensors of different shapes")
+        shape = (*tensors[0].shape[:axis], len(tensors), *tensors[0].shape[axis:])
+        return (ctx.layer(TF + "Stack", {"axis": axis}, tensors, shape),)
     if int(ctx.attr("axis", 0) or 0) != 0:
         raise ctx.unsupported("a Pack along an axis other than 0")
     items: list = []
@@ -132,8 +141,22 @@ def prod(ctx: NodeCtx) -> tuple[Value, ...]:
 @tf_op("GatherV2", arity=3)
 def gather(ctx: NodeCtx) -> tuple[Value, ...]:
     value = ctx.inputs[0]
-    indices = ctx.const(1, "indices").array()
     axis = int(ctx.const(2, "axis").array())
+    if isinstance(value, Const) and value.weight and isinstance(ctx.inputs[1], Tensor):
+        if axis != 0 or len(value.shape) != 2 or int(ctx.attr("batch_dims", 0) or 0):
+            raise ctx.unsupported("a gather from a weight other than rows of a 2-D table")
+        ids = ctx.tensor(1)  # token ids: an embedding lookup
+        config = {"input_dim": value.shape[0], "output_dim": value.shape[1]}
+        return (ctx.layer("Embedding", config, [ids], (*ids.shape, value.shape[1]), weights=[("embeddings", value)]),)
+    indices = ctx.const(1, "indices").array()
+    if isinstance(value, Tensor):
+        rank = len(value.shape)
+        axis %= rank
+        if axis == 0 or indices.ndim != 1:
+            raise ctx.unsupported("a gather along the batch axis, or with indices that are not a vector")
+        shape = tuple(len(indices) if i == axis else d for i, d in enumerate(value.shape))
+        return (ctx.layer(TF + "Gather", {"axis": axis, "indices": [int(i) for i in indices]}, [ctx.tensor(0)],
+                          shape),)
     if isinstance(value, ShapeVec) and axis == 0 and indices.ndim <= 1:
         items = [value.items[int(i)] for i in indices.reshape(-1)]
         return (ShapeVec(tuple(items)) if indices.ndim == 1 else ShapeVec((items[0],)),)

@@ -30,6 +30,7 @@ _NOT_OUTPUTS = frozenset({
 _NOT_MODEL = re.compile(r"(^|/)(gradients(_\d+)?|save(_\d+)?|training|Adam|Momentum|GradientDescent|"
                         r"ExponentialMovingAverage|summaries)(/|$)")
 _FLOAT_ENUMS = (1, 2, 14, 19)
+_INT_ENUMS = (3, 9)  # int32, int64: token ids (an embedding lookup reads a weight with them)
 _MAX_WEIGHT_PATH = 8  # a weight reaches its op through a read, a cast: a few steps
 
 
@@ -41,9 +42,14 @@ def _float_placeholder(node: GraphNode) -> bool:
     return node.op == "Placeholder" and getattr(node.attrs.get("dtype"), "enum", 0) in _FLOAT_ENUMS
 
 
-def _reads_weight(node: GraphNode, nodes: dict[str, GraphNode]) -> bool:
-    """Some operand after the first comes (through reads and casts) from a variable or a tensor Const."""
-    for ref in node.inputs[1:]:
+def _id_placeholder(node: GraphNode) -> bool:
+    return node.op == "Placeholder" and getattr(node.attrs.get("dtype"), "enum", 0) in _INT_ENUMS
+
+
+def _reads_weight(node: GraphNode, nodes: dict[str, GraphNode], first: int = 1) -> bool:
+    """Some operand (after the first, unless ``first=0``: a gather's table is its first) comes, through
+    reads and casts, from a variable or a float tensor Const."""
+    for ref in node.inputs[first:]:
         name, steps = _src(ref), 0
         while name in nodes and nodes[name].op in _PASS and nodes[name].inputs and steps < _MAX_WEIGHT_PATH:
             name, steps = _src(nodes[name].inputs[0]), steps + 1
@@ -99,6 +105,10 @@ def model_inputs(graph: TFGraph) -> list[str]:
             below = _below([node.name], consumers, nodes)
             if any(_reads_weight(nodes[n], nodes) for n in below):
                 found.append(node.name)
+        elif _id_placeholder(node):  # token ids: an input when they index a weight (an embedding table)
+            if any(nodes[c].op in ("GatherV2", "ResourceGather") and _reads_weight(nodes[c], nodes, first=0)
+                   for c in _below([node.name], consumers, nodes)):
+                found.append(node.name)
     return found
 
 
@@ -106,7 +116,7 @@ def model_outputs(graph: TFGraph, inputs: list[str] | None = None) -> list[str]:
     nodes = graph.by_name()
     consumers = _consumers(nodes)
     inputs = model_inputs(graph) if inputs is None else inputs
-    labels = [n.name for n in graph.nodes if _float_placeholder(n) and n.name not in inputs]
+    labels = [n.name for n in graph.nodes if (_float_placeholder(n) or _id_placeholder(n)) and n.name not in inputs]
     tainted = _below(labels, consumers, nodes)
     losses: set[str] = set()
 

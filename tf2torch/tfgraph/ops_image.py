@@ -1,0 +1,87 @@
+"""Image-shaped ops: transposed convolutions (Conv2DBackpropInput), resizes, mirror padding, tiling.
+
+Each maps only where the TF and PyTorch semantics provably agree, and says why otherwise: a transposed
+conv whose output size needs output_padding, a bilinear resize with TF1's legacy pixel grid (neither
+align_corners nor half-pixel centres: no torch mode computes it), SYMMETRIC mirror padding.
+"""
+
+from __future__ import annotations
+
+from .base import NodeCtx, ShapeVec, Tensor, Value, tf_op
+from .ops_nn import _nhwc, _padding, _spatial
+
+TF = "tf2torch>"
+
+
+@tf_op("Conv2DBackpropInput", arity=3)
+def conv_transpose(ctx: NodeCtx) -> tuple[Value, ...]:
+    _nhwc(ctx)
+    sizes_value, kernel, x = ctx.inputs[0], ctx.const(1, "filter"), ctx.tensor(2)
+    sizes = list(sizes_value.items) if isinstance(sizes_value, ShapeVec) else \
+        [int(v) for v in ctx.const(0, "input_sizes").array().reshape(-1)]
+    if len(sizes) != 4 or len(kernel.shape) != 4 or len(x.shape) != 4:
+        raise ctx.unsupported("expected 4-D sizes, filter and input")
+    kh, kw, out_c, in_c = kernel.shape
+    strides, dilations, padding = _spatial(ctx, "strides", 4), _spatial(ctx, "dilations", 4), _padding(ctx)
+    if padding == "EXPLICIT" or any(d != 1 for d in dilations):
+        raise ctx.unsupported("explicit padding or dilation on a transposed conv")
+    for axis, (size, k, s) in enumerate(zip(x.shape[1:3], (kh, kw), strides)):
+        keras = None if size is None else size * s if padding == "SAME" else (size - 1) * s + k
+        if keras is None or sizes[axis + 1] != keras:
+            raise ctx.unsupported(f"output size {sizes[axis + 1]} where a transposed conv gives {keras} "
+                                  "(it needs output_padding)")
+    config = {"filters": out_c, "kernel_size": [kh, kw], "strides": list(strides), "padding": padding.lower(),
+              "use_bias": False, "activation": "linear", "data_format": "channels_last"}
+    shape = (x.shape[0], sizes[1], sizes[2], out_c)
+    return (ctx.layer("Conv2DTranspose", config, [x], shape, weights=[("kernel", kernel)]),)
+
+
+@tf_op("ResizeBilinear", "ResizeNearestNeighbor", arity=2)
+def resize(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    out_h, out_w = (int(v) for v in ctx.const(1, "size").array().reshape(-1))
+    if len(x.shape) != 4 or x.shape[1] is None or x.shape[2] is None:
+        raise ctx.unsupported("resizing an image of unknown size", "convert with a fixed input size")
+    if out_h % x.shape[1] or out_w % x.shape[2]:
+        raise ctx.unsupported(f"resizing {x.shape[1]}x{x.shape[2]} to {out_h}x{out_w}: only integer "
+                              "upscaling factors are converted")
+    align, half = bool(ctx.attr("align_corners", False)), bool(ctx.attr("half_pixel_centers", False))
+    bilinear = ctx.op == "ResizeBilinear"
+    factors = [out_h // x.shape[1], out_w // x.shape[2]]
+    if bilinear and (align or not half) and factors != [1, 1]:
+        # torch's bilinear modes are half-pixel (align_corners=False) and corner-aligned; TF1's default
+        # grid (neither) samples at i * in / out, which neither reproduces.
+        raise ctx.unsupported("a bilinear resize on TF1's legacy pixel grid (half_pixel_centers=False)"
+                              if not align else "a bilinear resize with align_corners=True",
+                              "export with tf.image.resize (TF2: half-pixel centres)")
+    if not bilinear and align:
+        raise ctx.unsupported("a nearest-neighbour resize with align_corners=True")
+    # Nearest with an integer factor repeats each pixel on either grid (legacy or half-pixel).
+    config = {"size": factors, "interpolation": "bilinear" if bilinear else "nearest", "data_format": "channels_last"}
+    return (ctx.layer("UpSampling2D", config, [x], (x.shape[0], out_h, out_w, x.shape[3])),)
+
+
+@tf_op("MirrorPad", arity=2)
+def mirror_pad(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    if ctx.attr("mode", "") != "REFLECT":
+        raise ctx.unsupported(f"mirror padding mode {ctx.attr('mode')!r} (only REFLECT = torch's 'reflect')")
+    pads = ctx.const(1, "paddings").array().astype(int).tolist()
+    if len(pads) != len(x.shape) or any(pads[0]) or any(pads[-1]):
+        raise ctx.unsupported(f"paddings {pads}: only the spatial axes are padded")
+    shape = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:-1], pads[1:-1])),
+             x.shape[-1])
+    return (ctx.layer(TF + "Pad", {"mode": "reflect", "padding": pads[1:-1]}, [x], shape),)
+
+
+@tf_op("Tile", arity=2)
+def tile(ctx: NodeCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    reps = [int(v) for v in ctx.const(1, "multiples").array().reshape(-1)]
+    if len(reps) != len(x.shape) or reps[0] != 1 or any(r < 1 for r in reps):
+        raise ctx.unsupported(f"multiples {reps}: the batch axis is never tiled")
+    shape = tuple(None if s is None else s * r for s, r in zip(x.shape, reps))
+    return (ctx.layer(TF + "Tile", {"reps": reps[1:]}, [x], shape),)
+
+
+__all__ = ["Tensor"]
