@@ -170,8 +170,12 @@ def convert(
 
         # A TF graph becomes layers, converted like a Keras model. A checkpoint's graph may hold no
         # model at all (only variables, or a data pipeline feeding them): then its weights are all there is.
-        lowered = lower(spec, graph_outputs, required=spec.format is not Format.TF1_CHECKPOINT or bool(graph_outputs), ema=ema,
-                        signature=signature)
+        tf_shape = None
+        if input_shape is not None:  # the generated model's layout -> TF's: (N, C, H, W) -> (N, H, W, C)
+            dims = tuple(input_shape)
+            tf_shape = (None, *dims[2:], dims[1]) if len(dims) >= 4 and not channels_last else (None, *dims[1:])
+        lowered = lower(spec, graph_outputs, required=spec.format is not Format.TF1_CHECKPOINT or bool(graph_outputs),
+                        ema=ema, signature=signature, input_shape=tf_shape)
         if lowered is None:
             graph_note = "the .meta graph has no model (no float Placeholder feeds a weight): wrote a bare state_dict"
         spec = lowered or spec

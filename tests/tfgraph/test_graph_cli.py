@@ -133,3 +133,22 @@ def test_an_unfused_batch_norm_is_a_batch_norm(tmp_path):
     source = api.convert(graph.frozen, None, dry_run=True).model_source
     assert "nn.BatchNorm2d(4, eps=0.01" in source, source
     check(graph, graph.frozen, "unfused batch norm")
+
+
+def test_open_input_sizes_are_fixed_by_input_shape(tmp_path):
+    """A placeholder [None, None, None, 3] before a Flatten: refused with the flag to pass, then exact
+    with --input-shape in the generated model's layout (channels first)."""
+    def build(tf1, x, var):
+        y = tf1.nn.conv2d(x, var("c/weights", (3, 3, 3, 4)), [1, 2, 2, 1], "SAME")
+        y = tf1.reshape(y, tf1.stack([tf1.shape(y)[0], -1]))
+        return tf1.matmul(y, var("fc/weights", (5 * 5 * 4, 2)), name="out")
+    tf = require_tf()
+    graph = save_graph(tmp_path, build, (10, 10, 3))
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(graph.frozen.read_bytes())
+    placeholder = next(n for n in graph_def.node if n.op == "Placeholder")
+    for dim in placeholder.attr["shape"].shape.dim[1:3]:
+        dim.size = -1  # the sizes a TF Hub image model leaves open
+    graph.frozen.write_bytes(graph_def.SerializeToString())
+    refused(run_cli("convert", graph.frozen, "-o", tmp_path / "out"), "--input-shape")
+    check(graph, graph.frozen, "open input sizes + --input-shape", input_shape=(1, 3, 10, 10))

@@ -32,8 +32,9 @@ def _scope(name: str) -> str:
 
 
 class Builder:
-    def __init__(self, consumers: dict[str, list[str]]) -> None:
+    def __init__(self, consumers: dict[str, list[str]], input_shape: tuple[int | None, ...] | None = None) -> None:
         self.consumers = consumers
+        self.input_shape = input_shape
         self.layers: list[PendingLayer] = []
         self.by_name: dict[str, PendingLayer] = {}
         self.inputs: list[str] = []
@@ -55,6 +56,14 @@ class Builder:
 
     def input(self, node: GraphNode) -> Tensor:
         shape = node.attrs.get("shape")
+        if self.input_shape is not None:
+            if self.inputs:
+                raise UnsupportedError("--input-shape applies to graphs with exactly one input")
+            if shape is not None and (len(shape) != len(self.input_shape) or any(
+                    g is not None and g != u for g, u in zip(shape[1:], self.input_shape[1:]))):
+                raise UnsupportedError(f"input {node.name!r}: --input-shape {list(self.input_shape)} (in TF's layout) "
+                                       f"contradicts the graph's {list(shape)}")
+            shape = self.input_shape
         if shape is None or len(shape) < 2:
             raise UnsupportedError(f"input {node.name!r}: its shape is {'unknown' if shape is None else list(shape)}; "
                                    "tf2torch needs the rank and the non-batch sizes of a graph's inputs")

@@ -71,12 +71,15 @@ def _check_supported(nodes: dict[str, GraphNode], order: list[str]) -> None:
 
 
 def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True,
-          ema: bool = False, signature: str | None = None) -> ModelSpec | None:
+          ema: bool = False, signature: str | None = None,
+          input_shape: tuple[int | None, ...] | None = None) -> ModelSpec | None:
     """``spec`` with ``graph`` set to the lowered TF graph, its weights renamed for the Keras converters.
 
     A graph with no model in it (no float Placeholder feeding a weight: a checkpoint's graph written by
     a data pipeline, or only variables) is an error when ``required``, else None. With ``ema`` each
     weight's ExponentialMovingAverage shadow gives its values (the shadow is then reported as used for it).
+    ``input_shape`` (TF's layout, batch first) replaces the graph's shape of its one input, for graphs
+    whose placeholders leave sizes open (``[None, None, None, 3]``).
     """
     if spec.tf_graph is None:
         raise UnsupportedError(f"{spec.path}: holds no TF graph")
@@ -102,7 +105,7 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
     stored = {v.name: v for v in spec.variables}
     if ema:
         stored.update(ema_weights(spec.variables))
-    builder = Builder(_consumers(order, nodes))
+    builder = Builder(_consumers(order, nodes), input_shape)
     values: dict[str, tuple[Value, ...]] = {}
 
     def value_of(ref: str) -> Value:

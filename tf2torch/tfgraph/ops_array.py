@@ -233,7 +233,8 @@ def reshape(ctx: NodeCtx) -> tuple[Value, ...]:
     shape = _target(ctx, x, target)
     if shape is None:
         raise ctx.unsupported(f"a reshape of {list(x.shape)} to {target}: it changes the batch axis or needs sizes "
-                              "known only at run time", "export with a fixed input size (--input-shape)")
+                              "known only at run time", "convert with --input-shape (e.g. 1,3,224,224) to fix the "
+                              "input's size")
     return (reshape_to(ctx, x, shape),)
 
 
