@@ -155,3 +155,14 @@ def test_unknown_signature_is_a_usage_error_naming_the_ones_there(built, tmp_pat
     assert "no signature 'nope'; the SavedModel has probabilities, serving_default" in result.stderr
     summary = run_cli("inspect", folder)
     assert "signature probabilities: x -> probs" in summary.stdout, summary.stdout
+
+
+def test_keras_encoder_export_reads_like_the_model(built):
+    """The export writes layer norms as moments and rsqrt, GELU as erfc, the attention biases after the
+    head split: put back as nn.LayerNorm, nn.GELU, and Linear biases (the numbers are checked above)."""
+    _, folder, *_ = built("Keras 3 transformer encoder model.export()")
+    source = api.convert(folder, None, dry_run=True).model_source
+    assert source.count("nn.LayerNorm((16,), eps=") == 2 and "self.ln1 = nn.LayerNorm((16,), eps=1e-05" in source
+    assert "nn.GELU()" in source and "torch.erfc" not in source and "torch.rsqrt" not in source
+    assert "self.mha.query = nn.Linear(16, 16, bias=True)" in source and "TFConstant" not in source
+    assert "torch.einsum('BTNH,BSNH->BNTS'" in source

@@ -133,6 +133,24 @@ class Builder:
         self.renamed_refs[t.ref.layer] = layer.name
         return Tensor(TensorRef(layer.name), t.shape, t.node)
 
+    def simplify(self, outputs: tuple[TensorRef, ...]) -> None:
+        """Put back layers the exporter took apart (``patterns.py``), named after their weights."""
+        from .patterns import simplify
+
+        self.layers, aliases = simplify(self.layers, list(outputs))
+        for old, ref in aliases.items():
+            self.renamed_refs[old] = ref.layer
+        self.by_name = {layer.name: layer for layer in self.layers}
+        for layer in self.layers:
+            stored = [c.var.tf_name or c.var.name for _, c in layer.weights if c.weight]
+            if layer.class_name == "Activation" and layer.node_named and "/" in layer.name:
+                stored = [layer.name]  # a rebuilt GELU: named after its scope (ff1/Gelu/mul_2 -> ff1/Gelu)
+                del self.by_name[layer.name]
+                new = self._unique(self._norm_name(_scope(stored[0])))
+                self.renamed_refs[layer.name] = new
+                layer.name, layer.node_named = new, not any(c.weight for _, c in layer.weights)
+                self.by_name[new] = layer
+
     def freeze(self, name: str, outputs: tuple[TensorRef, ...], tf_outputs: tuple[str, ...] = (),
                output_names: tuple[str, ...] = ()) -> GraphSpec:
         for layer_name, (scale, where) in self.scales.items():  # products no add made a batch norm
@@ -153,7 +171,11 @@ class Builder:
         renames = {n: again.get(r, r) for n, r in renames.items()}
 
         def ref(r: TensorRef) -> TensorRef:
-            layer = self.renamed_refs.get(r.layer, r.layer)
+            layer = r.layer
+            for _ in range(len(self.renamed_refs) + 1):  # renames chain: an alias of a renamed layer
+                if layer not in self.renamed_refs:
+                    break
+                layer = self.renamed_refs[layer]
             return TensorRef(renames.get(layer, layer), r.node, r.index)
 
         specs = []

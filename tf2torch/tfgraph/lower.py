@@ -142,6 +142,7 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
         out_refs.append(value.ref)
     # The layers hold copies of the weights named for the Keras converters (tf_name "conv/kernel"); the
     # spec keeps the variables as read, so the report and copy detection see their own TF names.
+    builder.simplify(tuple(out_refs))
     tf_outputs = tuple(o if ":" in o else f"{o}:0" for o in outs)
     return dataclasses.replace(spec, graph=builder.freeze(graph_name(spec), tuple(out_refs), tf_outputs, names))
 
