@@ -137,14 +137,16 @@ class Builder:
         """Put back layers the exporter took apart (``patterns.py``), named after their weights."""
         from .patterns import simplify
 
-        self.layers, aliases = simplify(self.layers, list(outputs))
+        self.layers, aliases, rebuilt = simplify(self.layers, list(outputs))
         for old, ref in aliases.items():
             self.renamed_refs[old] = ref.layer
         self.by_name = {layer.name: layer for layer in self.layers}
         for layer in self.layers:
-            stored = [c.var.tf_name or c.var.name for _, c in layer.weights if c.weight]
-            if layer.class_name == "Activation" and layer.node_named and "/" in layer.name:
-                stored = [layer.name]  # a rebuilt GELU: named after its scope (ff1/Gelu/mul_2 -> ff1/Gelu)
+            if layer.name not in rebuilt:
+                continue
+            # named after its weights (ln1/gamma -> ln1), or a GELU after its scope (ff1/Gelu/mul_2 -> ff1/Gelu)
+            stored = [c.var.tf_name or c.var.name for _, c in layer.weights if c.weight] or [layer.name]
+            if "/" in stored[0]:
                 del self.by_name[layer.name]
                 new = self._unique(self._norm_name(_scope(stored[0])))
                 self.renamed_refs[layer.name] = new

@@ -216,11 +216,13 @@ def _erf_form(g: Graph, layer: PendingLayer | None, x_ref: TensorRef) -> list[Pe
 PATTERNS: tuple[tuple[str, Callable], ...] = (("LayerNormalization", layer_norm), ("Activation", gelu))
 
 
-def simplify(layers: list[PendingLayer], outputs: list[TensorRef]) -> tuple[list[PendingLayer], dict[str, TensorRef]]:
-    """``layers`` with the patterns above rewritten (the layers they replace dropped), and the layers
-    that became another's output (name -> the tensor their readers read instead)."""
+def simplify(layers: list[PendingLayer], outputs: list[TensorRef]
+             ) -> tuple[list[PendingLayer], dict[str, TensorRef], set[str]]:
+    """``layers`` with the patterns above rewritten (the layers they replace dropped), the layers that
+    became another's output (name -> the tensor their readers read instead), and the rewritten ones."""
     g = Graph(layers, outputs)
     dropped: set[str] = set()
+    rebuilt: set[str] = set()
     aliases: dict[str, TensorRef] = {}
     for layer in layers:
         if layer.name in dropped:
@@ -242,10 +244,11 @@ def simplify(layers: list[PendingLayer], outputs: list[TensorRef]) -> tuple[list
             layer.class_name, layer.config, layer.inputs, layer.kwargs = cls, config, [x_ref], {}
             layer.weights = list(weights)
             dropped |= inner_names
+            rebuilt.add(layer.name)
             break
     for layer in layers:  # a bias right after a head split belongs to the Dense before it
         _bias_through_split(g, layer, dropped, aliases)
-    return [layer for layer in layers if layer.name not in dropped], aliases
+    return [layer for layer in layers if layer.name not in dropped], aliases, rebuilt
 
 
 def _bias_through_split(g: Graph, layer: PendingLayer, dropped: set[str], aliases: dict[str, TensorRef]) -> None:
