@@ -33,6 +33,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("objectgraph", 6, t.make_objectgraph, t.run_objectgraph, "TF2 TrackableObjectGraph decoding"),
     Target("metagraph", 4, t.make_metagraph, t.run_metagraph, ".meta MetaGraphDef ops and variables"),
     Target("graphdef", 4, t.make_graphdef, t.run_graphdef, "frozen GraphDef .pb: nodes, attrs, tensors, lowering"),
+    Target("pbtxt", 3, t.make_pbtxt, t.run_pbtxt, "text-format GraphDef parser and re-encoding"),
     Target("tf2graph", 3, t.make_tf2graph, t.run_tf2graph, "SavedModel functions, signatures, captures, inlining"),
     Target("keras_config", 8, k.make_config, k.run_config, "parse_model_config / parse_model_json"),
     Target("keras_h5", 5, k.make_keras_h5, k.run_keras_h5, "Keras .h5 / .weights.h5, every weight read"),

@@ -299,3 +299,31 @@ def make_tf2graph(rng: random.Random) -> Case:
 
 def run_tf2graph(path: Path, case: Case) -> None:
     run_graphdef(path, case)
+
+
+def make_pbtxt(rng: random.Random) -> Case:
+    """A text GraphDef (the frozen fixture written as text, once), mutated as text: tokens dropped,
+    duplicated, swapped for nasty ones; braces unbalanced; huge numbers."""
+    text = _pbtxt_seed()
+    tokens = text.split(" ")
+    for _ in range(rng.randrange(1, 6)):
+        i = rng.randrange(len(tokens))
+        roll = rng.random()
+        if roll < 0.3:
+            del tokens[i]
+        elif roll < 0.5:
+            tokens.insert(i, tokens[rng.randrange(len(tokens))])
+        elif roll < 0.8:
+            tokens[i] = rng.choice(("{", "}", "<", ">", "[", "]", ":", '"\\x', "'", "1e999", "-9223372036854775809",
+                                    "DT_NOPE", "true", '"\\777"', "#", "\x00", str(1 << 70), *NASTY_TEXT[:4]))
+        else:
+            tokens[i] = tokens[i] * rng.randrange(2, 50)
+    return one_file("frozen.pbtxt", " ".join(tokens).encode("utf-8", "surrogatepass"))
+
+
+def _pbtxt_seed() -> str:
+    return (GRAPHS / "frozen.pbtxt").read_text()
+
+
+def run_pbtxt(path: Path, case: Case) -> None:
+    run_graphdef(path, case)

@@ -31,6 +31,13 @@ def test_frozen_graph_fixture(tmp_path):
     assert rel <= 1e-5
 
 
+def test_text_graph_fixture():
+    io = np.load(GRAPHS / "io.npz")
+    rel = _rel(run_generated(api.convert(GRAPHS / "frozen.pbtxt", None, dry_run=True), io["input"]), io["output"])
+    print(f"fixtures/graphs/frozen.pbtxt: max rel err vs TF {rel:.2e}")
+    assert rel <= 1e-5
+
+
 def test_module_savedmodel_fixture():
     io = np.load(GRAPHS / "module_io.npz")
     result = api.convert(GRAPHS / "module", None, dry_run=True)

@@ -91,8 +91,10 @@ def detect(path: Path) -> tuple[Kind, Path]:
             return Kind.SAVED_MODEL, path.parent
         return Kind.GRAPH_DEF, path
     if path.is_file() and path.suffix == ".pbtxt":
-        raise FormatError(f"{path}: a text-format graph; tf2torch reads binary GraphDefs: write it with "
-                          "tf.io.write_graph(graph_def, dir, 'frozen.pb', as_text=False)")
+        if path.name == "saved_model.pbtxt":
+            raise FormatError(f"{path}: a text-format SavedModel; save it in binary (tf.saved_model.save writes "
+                              "saved_model.pb)")
+        return Kind.GRAPH_DEF, path
     prefix = _prefix_of(path)
     if prefix is not None and prefix.with_name(prefix.name + ".index").is_file():
         return Kind.CHECKPOINT, prefix
@@ -101,4 +103,4 @@ def detect(path: Path) -> tuple[Kind, Path]:
     if not path.exists():
         raise FormatError(f"{path}: no such file, directory or checkpoint prefix ({path}.index not found)")
     raise FormatError(f"{path}: not a format tf2torch reads; expected a checkpoint prefix, a SavedModel directory, "
-                      "a Keras .h5 / .keras file, a frozen graph .pb")
+                      "a Keras .h5 / .keras file, a frozen graph .pb / .pbtxt")

@@ -1,4 +1,4 @@
-"""A frozen ``GraphDef`` (``.pb``): the graph, with the weights as Const nodes.
+"""A frozen ``GraphDef`` (``.pb``, or ``.pbtxt`` in text format): the graph, with the weights as Const nodes.
 
 ``tf.compat.v1.graph_util.convert_variables_to_constants`` (and ``freeze_graph``) replace each variable
 by a Const of the same name, so a frozen ResNet's ``resnet_v1_50/conv1/weights`` is still called that.
@@ -22,6 +22,14 @@ def read_graph_def(path: Path | str) -> ModelSpec:
         blob = path.read_bytes()
     except OSError as exc:
         raise FormatError(f"{path}: cannot read ({exc.strerror})") from None
+    if path.suffix == ".pbtxt":  # tf.io.write_graph(..., as_text=True): the same message, in text
+        from .text import text_to_binary
+
+        try:
+            text = blob.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"{path}: a .pbtxt should be UTF-8 text, found byte {exc.start}") from None
+        blob = text_to_binary(text, str(path))
     msg = Message(blob, str(path))
     first = msg.fields.get(1, [])
     if any(f.wire == VARINT for f in first) or (not first and msg.has(2)):
