@@ -95,9 +95,6 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
     if graph.tf_outputs:  # a lowered TF graph: which of its tensors verify feeds and compares
         report.interface.update(tf_inputs=list(graph.tf_inputs), tf_outputs=list(graph.tf_outputs))
     source = model_file.render(gen, spec.path.name, weights_name)
-    from ..codegen.selfcheck import check_generated
-
-    check_generated(source, plans, str(spec.path), frozenset(e.key for e in report.by_status("missing")))
     return KerasConversion(plans, report, source, gen.taps)
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from ..codegen.emit import ClassDef, module_source
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
-from ..errors import UnsupportedError
+from ..codegen.selfcheck import check_param
+from ..errors import Tf2TorchError, UnsupportedError
 from ..spec import GraphSpec, LayerSpec, TensorRef
 from . import layouts_rt
 from .base import Ctx, Param, TensorInfo
@@ -188,8 +189,16 @@ class GraphConverter:
                  for j in range(len(conv.outputs))]
         cls.lines.append(f"{', '.join(names)} = {x}")
         if first_call:
+            modules = {op.suffix: op.module for op in conv.ops if op.module is not None}
             for p in conv.params:
-                self.out.params.append((f"{prefix}{state.attrs[p.suffix]}.{p.name}", p))
+                key = f"{prefix}{state.attrs[p.suffix]}.{p.name}"
+                try:
+                    shape = p.layout.out_shape(p.var.shape) if p.var is not None else tuple(p.const.shape)  # type: ignore[union-attr]
+                except Tf2TorchError:
+                    shape = None  # a weight its layout cannot take: planning it names the variable
+                if shape is not None:
+                    check_param(modules.get(p.suffix), p.name, shape, key)  # the module must fit the weight
+                self.out.params.append((key, p))
             self.out.notes += [f"{layer.name}: {n}" for n in conv.notes]
             self.out.helpers += [h for h in conv.helpers if h not in self.out.helpers]
             if last_module and conv.ops[-1].module is not None:

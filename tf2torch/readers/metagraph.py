@@ -48,6 +48,14 @@ class MetaGraph:
     variable_order: tuple[str, ...]  # checkpoint names in graph (= creation) order, partitions merged
 
 
+def read_file(path: Path, what: str) -> bytes:
+    """A graph file's bytes, or one line naming it (graphs are decoded from memory: they are small)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read {what} ({exc.strerror}); check the path") from None
+
+
 def node_name(ref: str) -> str:
     """The node an input refers to: ``^ctrl`` -> ``ctrl``, ``x:1`` -> ``x``."""
     return ref.lstrip("^").split(":", 1)[0]
@@ -226,10 +234,7 @@ def meta_graph_ops(path: Path | str) -> tuple[OpSpec, ...]:
     not decoded at all: a BERT ``.meta`` holds thousands of nodes and none of them matters here.
     """
     path = Path(path)
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read the meta graph ({exc.strerror}); check the path") from None
+    blob = read_file(path, "the meta graph")
     if not any(op.encode() in blob for op in (*OPS, "MatMul", "Rsqrt")):
         return ()
     return parse_meta_graph(blob, str(path)).ops
@@ -238,10 +243,7 @@ def meta_graph_ops(path: Path | str) -> tuple[OpSpec, ...]:
 def read_meta_tf_graph(path: Path | str) -> TFGraph:
     """The whole graph of a ``.meta`` file, every node decoded, variable nodes mapped to checkpoint names."""
     path = Path(path)
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read the meta graph ({exc.strerror}); check the path") from None
+    blob = read_file(path, "the meta graph")
     meta = Message(blob, str(path))
     graph = _Graph(meta, str(path))
     variables = {name: graph.variable_of(name) or name for name in graph.order if graph.op(name) in VARIABLE_OPS}
@@ -251,8 +253,5 @@ def read_meta_tf_graph(path: Path | str) -> TFGraph:
 def read_meta_graph(path: Path | str) -> MetaGraph:
     """Ops and variable creation order of a ``.meta`` file."""
     path = Path(path)
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read the meta graph ({exc.strerror}); check the path") from None
+    blob = read_file(path, "the meta graph")
     return parse_meta_graph(blob, str(path))

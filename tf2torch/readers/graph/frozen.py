@@ -17,11 +17,10 @@ from .nodes import decode_graph
 
 
 def read_graph_def(path: Path | str) -> ModelSpec:
+    from ..metagraph import read_file
+
     path = Path(path)
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read ({exc.strerror})") from None
+    blob = read_file(path, "the graph")
     if path.suffix == ".pbtxt":  # tf.io.write_graph(..., as_text=True): the same message, in text
         from .text import text_to_binary
 

@@ -81,10 +81,9 @@ def read_savedmodel_graph(root: Path, node_variables: dict[int, str]) -> TFGraph
     SavedModels, whose variables are named as in the graph)."""
     file = root / "saved_model.pb"
     where = str(file)
-    try:
-        blob = file.read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{file}: cannot read ({exc.strerror})") from None
+    from ..metagraph import read_file
+
+    blob = read_file(file, "the SavedModel")
     metas = Message(blob, where).messages(2, "meta_graphs")
     if not metas:
         raise FormatError(f"{file}: holds no meta graph; the SavedModel is empty or corrupt")
