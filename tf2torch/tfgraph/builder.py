@@ -13,8 +13,8 @@ from ..spec import GraphNode, GraphSpec, LayerCall, LayerSpec, TensorRef
 from .base import Const, NodeCtx, PendingLayer, Tensor, TFShape, f32
 
 GRAPH_CLASS = "TFGraph"  # what the generated class's docstring calls its source
-SCALE = "tf2torch>ScaleByConstant"  # provisional: becomes a BatchNormalization, or is refused
-# Layers a following BiasAdd (or an Add of a bias vector) folds into, and their channel axis size.
+SCALE = "tf2torch>ScaleByConstant"  # provisional: a BatchNormalization, else a constant operand (or refused)
+# Layers a following BiasAdd (or an Add of a bias vector) folds into.
 BIASED = frozenset({"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "Dense", "Conv2DTranspose"})
 
 

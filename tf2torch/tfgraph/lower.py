@@ -1,9 +1,11 @@
-"""Lower a TF graph (a frozen ``.pb`` or a ``.meta`` with its checkpoint) to a Keras-like ``GraphSpec``.
+"""Lower a TF graph (a frozen ``.pb`` / ``.pbtxt``, a ``.meta`` with its checkpoint, a SavedModel's
+signature) to a Keras-like ``GraphSpec``.
 
-The walk: the graph's outputs (``outputs=`` or its sinks: ops fed by a float Placeholder that feed
-nothing, training and saving ops aside), every op they depend on in dependency order, one converter per
-op type (``tfgraph/ops_*.py``). Every unsupported op type is named in one error before anything is
-built. The result is an ordinary ``ModelSpec`` with ``graph`` set, converted like a Keras model.
+The walk: the graph's outputs (``--graph-output``, the signature's, or those ``outputs.py`` finds), the
+signature's function calls inlined (``inline.py``), every op the outputs depend on in dependency order,
+one converter per op type (``tfgraph/ops_*.py``), then the layers an exporter took apart put back
+(``patterns.py``). Every unsupported op type is named in one error before anything is built. The
+result is an ordinary ``ModelSpec`` with ``graph`` set, converted like a Keras model.
 
 Layer names come from TF scopes: a conv's layer is named after its weights' scope
 (``block1.layer.0/conv1/DW`` -> ``block1.layer.0/conv1``), other layers after their op; a prefix every
@@ -17,8 +19,8 @@ from collections.abc import Sequence
 
 from ..errors import UnsupportedError, UsageError
 from ..map.select import EMA_SUFFIX
-from ..spec import GraphNode, ModelSpec, Role, TFGraph, Variable
-from . import ops_array, ops_image, ops_linalg, ops_math, ops_nn, ops_slice  # noqa: F401  (registration)
+from ..spec import GraphNode, ModelSpec, Role, Signature, TFGraph, Variable
+from . import ops_array, ops_image, ops_linalg, ops_math, ops_nn, ops_shape, ops_slice  # noqa: F401  (registration)
 from .base import Const, Missing, NodeCtx, Tensor, Value, lookup
 from .builder import Builder
 from .inline import inline_calls
@@ -95,7 +97,7 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
     if not outputs and not model_inputs(graph):
         if not required:
             return None
-        raise UnsupportedError(f"{graph.where}: no model input found (no float Placeholder feeds a weight); "
+        raise UnsupportedError(f"{graph.where}: no model input found (no Placeholder feeds a weight); "
                                "name the outputs with --graph-output NODE")
     outs = list(outputs) or model_outputs(graph)
     if not outs:
@@ -140,9 +142,9 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
             raise UnsupportedError(f"{graph.where}: output {out!r} is not computed from the inputs "
                                    f"({getattr(value, 'why', 'a constant')})")
         out_refs.append(value.ref)
+    builder.simplify(tuple(out_refs))
     # The layers hold copies of the weights named for the Keras converters (tf_name "conv/kernel"); the
     # spec keeps the variables as read, so the report and copy detection see their own TF names.
-    builder.simplify(tuple(out_refs))
     tf_outputs = tuple(o if ":" in o else f"{o}:0" for o in outs)
     return dataclasses.replace(spec, graph=builder.freeze(graph_name(spec), tuple(out_refs), tf_outputs, names))
 
@@ -150,8 +152,6 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
 def graph_name(spec: ModelSpec) -> str:
     stem = spec.path.name.split(".", 1)[0]
     return stem if stem and stem not in ("model", "saved_model", "frozen_graph", "graph") else "tf_graph"
-
-
 
 
 def _run(ctx: NodeCtx) -> tuple[Value, ...]:
@@ -169,7 +169,7 @@ def _run(ctx: NodeCtx) -> tuple[Value, ...]:
                                f"({type(exc).__name__}: {str(exc)[:120]}); the graph is corrupt or forged") from None
 
 
-def _signature(graph: TFGraph, name: str | None):
+def _signature(graph: TFGraph, name: str | None) -> Signature:
     chosen = name or ("serving_default" if "serving_default" in graph.signatures or len(graph.signatures) != 1
                       else next(iter(graph.signatures)))
     if chosen not in graph.signatures:
