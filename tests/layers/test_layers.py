@@ -200,6 +200,17 @@ CASES: dict[str, Case] = {
     "upsampling3d": Case(one(VOL, lambda L: L.UpSampling3D(2))),
     # --- identities at inference ----------------------------------------------------------------------
     "dropout": Case(one(IMG, lambda L: L.Dropout(0.5))),
+    "einsum-dense-heads": Case(one((6, 8), lambda L: L.EinsumDense("abc,cde->abde", output_shape=(None, 2, 4),
+                                                                   bias_axes="de", activation="relu"))),
+    "einsum-dense-ellipsis": Case(one((5, 7), lambda L: L.EinsumDense("...b,bc->...c", output_shape=3,
+                                                                      bias_axes="c"))),
+    "einsum-dense-no-bias": Case(one((9,), lambda L: L.EinsumDense("ab,bc->ac", output_shape=4))),
+    "dot": Case(seq((6, 4), (5, 4), merge=lambda k: k.layers.Dot(axes=2))),
+    "dot-normalized": Case(seq((6, 4), (6, 3), merge=lambda k: k.layers.Dot(axes=1, normalize=True))),
+    "dot-vectors": Case(seq((5,), (5,), merge=lambda k: k.layers.Dot(axes=1))),
+    "resizing-bilinear": Case(one((9, 12, 3), lambda L: L.Resizing(7, 17))),  # down and up, non-integer
+    "resizing-nearest": Case(one((9, 12, 3), lambda L: L.Resizing(14, 5, interpolation="nearest"))),
+    "center-crop": Case(one((9, 12, 3), lambda L: L.CenterCrop(6, 7))),
     "groupnorm": Case(one((9, 10, 8), lambda L: L.GroupNormalization(groups=4, epsilon=1e-4))),
     "groupnorm-seq": Case(one((11, 6), lambda L: L.GroupNormalization(groups=3))),
     "rmsnorm": Case(one((5, 8), lambda L: L.RMSNormalization(epsilon=1e-5)), formats=("keras",)),
@@ -457,13 +468,16 @@ def test_unsupported_layer_names_layer_and_class(tmp_path, name: str) -> None:
 # --- generated code that carries helper classes stays clean and torch-only -----------------------------
 
 def _helpers(keras: Any) -> Any:
-    """SamePad, SamePool (unknown size), Crop (transposed SAME), KerasRescaling, KerasNormalization."""
+    """SamePad, SamePool (unknown size), Crop (transposed SAME), KerasRescaling, KerasNormalization,
+    KerasEinsumDense."""
     L = keras.layers
     x = keras.Input((None, None, 3), name="x")
     h = L.Normalization(name="norm")(L.Rescaling([0.5, 1.0, 2.0], name="scale")(x))
     h = L.Conv2D(4, 3, strides=2, padding="same", name="conv")(h)
     h = L.AveragePooling2D(3, strides=2, padding="same", name="avg")(h)
-    return keras.Model(x, L.Conv2DTranspose(2, 3, strides=2, padding="same", name="up")(h), name="helpers")
+    h = L.Conv2DTranspose(2, 3, strides=2, padding="same", name="up")(h)
+    return keras.Model(x, L.EinsumDense("...c,cd->...d", output_shape=5, bias_axes="d", name="mix")(h),
+                       name="helpers")
 
 
 @pytest.mark.tf
@@ -476,7 +490,7 @@ def test_generated_helpers_pass_ruff_and_import_with_torch_only(tmp_path) -> Non
     xs = inputs_for(model, seed=1, sizes={0: (9, 10, 3)})
     _, conversion = check_file(path, model, xs, rtol=RTOL, atol=ATOL, label="helpers")
     source = conversion.model_source
-    for helper in ("SamePad", "SamePool", "Crop", "KerasRescaling", "KerasNormalization"):
+    for helper in ("SamePad", "SamePool", "Crop", "KerasRescaling", "KerasNormalization", "KerasEinsumDense"):
         assert f"class {helper}(nn.Module)" in source
     ruff_check(source, tmp_path / "model.py")
     import_isolated(source, tmp_path / "model.py")

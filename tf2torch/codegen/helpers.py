@@ -94,3 +94,18 @@ class TFConstant(nn.Module):
     def __init__(self, shape):
         super().__init__()
         self.register_buffer("value", torch.zeros(shape))
+
+
+class KerasEinsumDense(nn.Module):
+    """keras.layers.EinsumDense: einsum(equation, x, kernel) + bias, the bias in Keras's own broadcast
+    shape (e.g. (heads, dim) for "abc,cde->abde" with bias_axes "de")."""
+
+    def __init__(self, equation, kernel_shape, bias_shape=None):
+        super().__init__()
+        self.equation = equation
+        self.kernel = nn.Parameter(torch.zeros(kernel_shape))
+        self.bias = nn.Parameter(torch.zeros(bias_shape)) if bias_shape is not None else None
+
+    def forward(self, x):
+        y = torch.einsum(self.equation, x, self.kernel)
+        return y + self.bias if self.bias is not None else y

@@ -6,6 +6,8 @@ from . import (  # noqa: F401  (registration)
     attention,
     conv,
     dense,
+    einsum,
+    image,
     merge,
     misc,
     norm,
