@@ -56,6 +56,10 @@ def seq(*shapes: tuple, layers: Callable[[Any], list] | None = None, merge: Call
     return build
 
 
+def _causal(layer: Any) -> Callable[[list], Any]:
+    return lambda inputs: layer(inputs, use_causal_mask=True)
+
+
 def one(shape: tuple, make: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return seq(shape, layers=lambda k: [make(k.layers)])
 
@@ -211,6 +215,11 @@ CASES: dict[str, Case] = {
     "resizing-bilinear": Case(one((9, 12, 3), lambda L: L.Resizing(7, 17))),  # down and up, non-integer
     "resizing-nearest": Case(one((9, 12, 3), lambda L: L.Resizing(14, 5, interpolation="nearest"))),
     "center-crop": Case(one((9, 12, 3), lambda L: L.CenterCrop(6, 7))),
+    "attention-dot": Case(seq((5, 4), (7, 4), merge=lambda k: k.layers.Attention())),
+    "attention-scaled-key": Case(seq((5, 4), (7, 3), (7, 4), merge=lambda k: k.layers.Attention(use_scale=True))),
+    "attention-concat-causal": Case(seq((6, 4), (6, 4), merge=lambda k: _causal(k.layers.Attention(
+        score_mode="concat", use_scale=True)))),
+    "additive-attention": Case(seq((5, 4), (7, 4), merge=lambda k: k.layers.AdditiveAttention())),
     "groupnorm": Case(one((9, 10, 8), lambda L: L.GroupNormalization(groups=4, epsilon=1e-4))),
     "groupnorm-seq": Case(one((11, 6), lambda L: L.GroupNormalization(groups=3))),
     "rmsnorm": Case(one((5, 8), lambda L: L.RMSNormalization(epsilon=1e-5)), formats=("keras",)),

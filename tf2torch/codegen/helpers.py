@@ -109,3 +109,35 @@ class KerasEinsumDense(nn.Module):
     def forward(self, x):
         y = torch.einsum(self.equation, x, self.kernel)
         return y + self.bias if self.bias is not None else y
+
+
+class KerasAttention(nn.Module):
+    """keras.layers.Attention (``score_mode`` "dot" or "concat") and AdditiveAttention ("additive"):
+    scores from query and key, softmax over the key steps, then the weighted sum of the values. A causal
+    mask subtracts 1e9 from the scores above the diagonal, as Keras does (not -inf)."""
+
+    def __init__(self, score_mode, use_scale, dim=None):
+        super().__init__()
+        self.score_mode = score_mode
+        scale_shape = (dim,) if score_mode == "additive" else ()
+        self.scale = nn.Parameter(torch.ones(scale_shape)) if use_scale else None
+        self.concat_score_weight = nn.Parameter(torch.ones(())) if score_mode == "concat" else None
+
+    def forward(self, query, value, key=None, use_causal_mask=False):
+        key = value if key is None else key
+        if self.score_mode == "dot":
+            scores = query @ key.transpose(-2, -1)
+            if self.scale is not None:
+                scores = scores * self.scale
+        else:
+            pairs = query.unsqueeze(-2) + key.unsqueeze(-3)  # (N, Tq, Tv, D)
+            if self.score_mode == "concat":
+                inner = torch.tanh(self.scale * pairs) if self.scale is not None else torch.tanh(pairs)
+                scores = self.concat_score_weight * inner.sum(-1)
+            else:
+                scale = self.scale if self.scale is not None else 1.0
+                scores = (scale * torch.tanh(pairs)).sum(-1)
+        if use_causal_mask:
+            allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
+            scores = torch.where(allowed, scores, scores - 1.0e9)
+        return torch.softmax(scores, dim=-1) @ value

@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (registration)
     activation,
     applications,
     attention,
+    attention_dot,
     conv,
     dense,
     einsum,
