@@ -220,6 +220,12 @@ CASES: dict[str, Case] = {
     "attention-concat-causal": Case(seq((6, 4), (6, 4), merge=lambda k: _causal(k.layers.Attention(
         score_mode="concat", use_scale=True)))),
     "additive-attention": Case(seq((5, 4), (7, 4), merge=lambda k: k.layers.AdditiveAttention())),
+    "time-distributed-conv": Case(one((3, 9, 8, 2), lambda L: L.TimeDistributed(
+        L.Conv2D(4, 3, strides=2, padding="same", activation="relu")))),
+    "time-distributed-dense": Case(one((4, 6), lambda L: L.TimeDistributed(L.Dense(5)))),
+    "time-distributed-pool-bn": Case(seq((3, 8, 8, 2), layers=lambda k: [
+        k.layers.TimeDistributed(k.layers.MaxPooling2D(3, strides=2, padding="same")),
+        k.layers.TimeDistributed(k.layers.BatchNormalization())])),
     "groupnorm": Case(one((9, 10, 8), lambda L: L.GroupNormalization(groups=4, epsilon=1e-4))),
     "groupnorm-seq": Case(one((11, 6), lambda L: L.GroupNormalization(groups=3))),
     "rmsnorm": Case(one((5, 8), lambda L: L.RMSNormalization(epsilon=1e-5)), formats=("keras",)),
