@@ -351,6 +351,23 @@ def _application_layers(keras: Any) -> Any:
     return keras.Model(x, CustomScaleLayer(0.17, name="residual_scale")([x, h]), name="app_layers")
 
 
+def _foreign_layer_scale(keras: Any) -> Any:
+    """A user's own "LayerScale" (another config, another computation) in a .h5."""
+    class LayerScale(keras.layers.Layer):
+        def __init__(self, factor=2.0, **kwargs):
+            super().__init__(**kwargs)
+            self.factor = factor
+
+        def call(self, x):
+            return x * self.factor
+
+        def get_config(self):
+            return {**super().get_config(), "factor": self.factor}
+
+    x = keras.Input(IMG, name="x")
+    return keras.Model(x, LayerScale(name="mine")(keras.layers.Conv2D(3, 3, name="c")(x)), name="foreign")
+
+
 DYN = {0: (9, 10, 3)}  # odd height, even width: both SAME splits at stride 2
 CASES.update({  # random augmentation layers: the identity at inference, checked against Keras one by one
     f"augment-{name}": Case(seq(IMG, layers=lambda k, name=name, kw=kwargs: [getattr(k.layers, name)(**kw),
@@ -384,7 +401,7 @@ CASES.update({
     "ops-unary": Case(_ops_unary, formats=("keras",)),
     "ops-legacy-h5": Case(_ops_h5, formats=("keras", "h5")),
     "merge-different-ranks": Case(_merge_ranks),
-    "application-layers": Case(_application_layers, formats=("keras",)),
+    "application-layers": Case(_application_layers),  # .h5: recognised by config signature
     "keras2-graph-nested": Case(_nested, keras2=True),
     "keras2-graph-squeeze-excite": Case(_squeeze_excite, keras2=True),
 })
@@ -459,8 +476,10 @@ UNSUPPORTED = {
     "keras3-op-average-in-h5": (_op_average_h5, "h5", "Average", ("keras.ops.average",)),
     "lambda": (_lambda, "keras", "Lambda", ("Lambda",)),
     "prelu-per-pixel": (_prelu_per_pixel, "h5", "PReLU", ("PReLU", "shared_axes")),
-    # keras.applications' own layers are recognised by module, which a Keras 3 .h5 does not keep
-    "application-layer-in-h5": (_application_layers, "h5", "LayerScale", ("'LayerScale'",)),
+    # keras.applications' own layers in a .h5 (no module kept) are recognised by config signature: a
+    # user's class of the same name with another config is refused, saying why
+    "foreign-layer-scale-in-h5": (lambda k: _foreign_layer_scale(k), "h5", "LayerScale",
+                                  ("'LayerScale' saved without its module", "['factor']")),
 }
 
 
