@@ -226,6 +226,9 @@ CASES: dict[str, Case] = {
     "time-distributed-pool-bn": Case(seq((3, 8, 8, 2), layers=lambda k: [
         k.layers.TimeDistributed(k.layers.MaxPooling2D(3, strides=2, padding="same")),
         k.layers.TimeDistributed(k.layers.BatchNormalization())])),
+    "adaptive-avg-2d": Case(one((11, 9, 3), lambda L: L.AdaptiveAveragePooling2D((4, 3)))),
+    "adaptive-max-2d": Case(one((11, 9, 3), lambda L: L.AdaptiveMaxPooling2D((3, 5)))),
+    "adaptive-avg-1d": Case(one((13, 4), lambda L: L.AdaptiveAveragePooling1D(5))),
     "groupnorm": Case(one((9, 10, 8), lambda L: L.GroupNormalization(groups=4, epsilon=1e-4))),
     "groupnorm-seq": Case(one((11, 6), lambda L: L.GroupNormalization(groups=3))),
     "rmsnorm": Case(one((5, 8), lambda L: L.RMSNormalization(epsilon=1e-5)), formats=("keras",)),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Converted, Ctx, Op, TensorInfo
-from .common import cfg_bool, cfg_ints, cfg_str, channels_last, spatial
+from .base import Converted, Ctx, Module, Op, TensorInfo
+from .common import apply_module, cfg_bool, cfg_ints, cfg_str, channels_last, spatial
 from .padding import conv_out_size, pool_ops
 from .registry import converter
 
@@ -56,3 +56,19 @@ def global_pool(ctx: Ctx) -> Converted:
     channels = ctx.x.shape[-1]
     out = TensorInfo(((1,) * n + (channels,)) if keepdims else (channels,), "cf" if keepdims else "keras")
     return Converted((Op(expr),), (out,))
+
+
+@converter("AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
+           "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", wants="cf")
+def adaptive_pool(ctx: Ctx) -> Converted:
+    """Keras 3's adaptive pools: the bins torch's adaptive pools use (start floor(i * in / out), end
+    ceil((i + 1) * in / out)), checked against Keras in the tests."""
+    channels_last(ctx)
+    n = int(ctx.layer.class_name[-2])
+    size = ctx.config.get("output_size")
+    sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * n
+    if len(sizes) != n or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes):
+        raise ctx.unsupported(f"config 'output_size' should be {n} positive integers, found {size!r}")
+    kind = "Avg" if "Average" in ctx.layer.class_name else "Max"
+    module = Module(f"nn.Adaptive{kind}Pool{n}d", (sizes,))
+    return Converted((apply_module(module),), (TensorInfo((*sizes, ctx.x.shape[-1]), "cf"),))
