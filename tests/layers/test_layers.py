@@ -229,6 +229,11 @@ CASES: dict[str, Case] = {
     "adaptive-avg-2d": Case(one((11, 9, 3), lambda L: L.AdaptiveAveragePooling2D((4, 3)))),
     "adaptive-max-2d": Case(one((11, 9, 3), lambda L: L.AdaptiveMaxPooling2D((3, 5)))),
     "adaptive-avg-1d": Case(one((13, 4), lambda L: L.AdaptiveAveragePooling1D(5))),
+    "grouped-query-attention": Case(seq((5, 8), (7, 8), merge=lambda k: (lambda i: k.layers.GroupQueryAttention(
+        head_dim=4, num_query_heads=4, num_key_value_heads=2)(i[0], i[1])))),
+    "grouped-query-attention-gate-causal": Case(seq((6, 8), (6, 8), merge=lambda k: (
+        lambda i: k.layers.GroupQueryAttention(head_dim=3, num_query_heads=6, num_key_value_heads=3, use_gate=True)(
+            i[0], i[1], use_causal_mask=True)))),
     "groupnorm": Case(one((9, 10, 8), lambda L: L.GroupNormalization(groups=4, epsilon=1e-4))),
     "groupnorm-seq": Case(one((11, 6), lambda L: L.GroupNormalization(groups=3))),
     "rmsnorm": Case(one((5, 8), lambda L: L.RMSNormalization(epsilon=1e-5)), formats=("keras",)),

@@ -141,3 +141,42 @@ class KerasAttention(nn.Module):
             allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
             scores = torch.where(allowed, scores, scores - 1.0e9)
         return torch.softmax(scores, dim=-1) @ value
+
+
+class KerasGroupedQueryAttention(nn.Module):
+    """keras.layers.GroupQueryAttention on (N, T, D) inputs: EinsumDense projections (kernels in Keras's
+    shapes), each key/value head repeated for its group of query heads, softmax(q k^T / sqrt(head_dim)) v,
+    an optional sigmoid gate, and the output projection."""
+
+    def __init__(self, feature_dim, num_query_heads, num_key_value_heads, head_dim, use_bias=True, use_gate=False):
+        super().__init__()
+        self.repeats = num_query_heads // num_key_value_heads
+        self.scale = 1.0 / float(head_dim) ** 0.5
+        u, v, h, m = num_query_heads, num_key_value_heads, head_dim, feature_dim
+        shapes = {"query": ((m, u, h), (u, h)), "key": ((m, v, h), (v, h)), "value": ((m, v, h), (v, h)),
+                  "attention_output": ((u, h, m), (m,))}
+        if use_gate:
+            shapes["gate"] = ((m, u, h), (u, h))
+        for name, (kernel, bias) in shapes.items():
+            self.register_parameter(f"{name}_kernel", nn.Parameter(torch.zeros(kernel)))
+            self.register_parameter(f"{name}_bias", nn.Parameter(torch.zeros(bias)) if use_bias else None)
+        self.use_gate = use_gate
+
+    def _project(self, name, equation, x):
+        y = torch.einsum(equation, x, getattr(self, f"{name}_kernel"))
+        bias = getattr(self, f"{name}_bias")
+        return y + bias if bias is not None else y
+
+    def forward(self, query, value, key=None, use_causal_mask=False):
+        key = value if key is None else key
+        q = self._project("query", "bqm,muh->bquh", query)
+        k = self._project("key", "bkm,mvh->bkvh", key).repeat_interleave(self.repeats, dim=2)
+        v = self._project("value", "bkm,mvh->bkvh", value).repeat_interleave(self.repeats, dim=2)
+        scores = torch.einsum("bquh,bkuh->buqk", q * self.scale, k)
+        if use_causal_mask:  # query step i sees key steps j <= i
+            allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        out = torch.einsum("buqk,bkuh->bquh", torch.softmax(scores, dim=-1), v)
+        if self.use_gate:
+            out = out * torch.sigmoid(self._project("gate", "bqm,muh->bquh", query))
+        return self._project("attention_output", "bquh,uhm->bqm", out)

@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (registration)
     applications,
     attention,
     attention_dot,
+    attention_gqa,
     conv,
     dense,
     einsum,

@@ -140,7 +140,9 @@ def _assign(
         if skip:
             layers.append(layer)
             continue
-        base = _snake(str(entry.get("class_name")), graph.keras_version)
+        class_name = str(entry.get("class_name"))
+        # The path is derived from the Python class; a few classes are saved under an export alias.
+        base = _snake(_PYTHON_CLASS.get(class_name, class_name), graph.keras_version)
         used[base] = used.get(base, -1) + 1
         path = f"{container}/{base}" + (f"_{used[base]}" if used[base] else "")  # saving_lib._get_unique_name
         owner = by_path.get(path)
@@ -176,6 +178,9 @@ def _entries(entry: Mapping[str, Any]) -> list[Any]:
         return inner
     layers = inner.get("layers") if isinstance(inner, Mapping) else None
     return layers if isinstance(layers, list) else []
+
+
+_PYTHON_CLASS = {"GroupQueryAttention": "GroupedQueryAttention"}  # config name -> the class weights are saved by
 
 
 def _snake(class_name: str, keras_version: int) -> str:
