@@ -174,10 +174,14 @@ def convert(
         if input_shape is not None:  # the generated model's layout -> TF's: (N, C, H, W) -> (N, H, W, C)
             dims = tuple(input_shape)
             tf_shape = (None, *dims[2:], dims[1]) if len(dims) >= 4 and not channels_last else (None, *dims[1:])
-        lowered = lower(spec, graph_outputs, required=spec.format is not Format.TF1_CHECKPOINT or bool(graph_outputs),
+        # A frozen graph is nothing but its model; a checkpoint's .meta or a SavedModel without
+        # signatures may hold none (then its weights are what it has).
+        required = spec.format is Format.GRAPH_DEF or bool(graph_outputs) or signature is not None
+        lowered = lower(spec, graph_outputs, required=required,
                         ema=ema, signature=signature, input_shape=tf_shape)
         if lowered is None:
-            graph_note = "the .meta graph has no model (no float Placeholder feeds a weight): wrote a bare state_dict"
+            graph_note = ("the graph has no model (no signature, no Placeholder feeding a weight): "
+                          "wrote a bare state_dict")
         spec = lowered or spec
     if model is not None:
         from .rewrite.patch import convert_onto_model

@@ -167,3 +167,15 @@ def test_keras_encoder_export_reads_like_the_model(built):
     assert "nn.GELU()" in source and "torch.erfc" not in forward and "torch.rsqrt" not in forward, forward
     assert "self.mha.query = nn.Linear(16, 16, bias=True)" in source and "TFConstant" not in source
     assert "torch.einsum('BTNH,BSNH->BNTS'" in source
+
+
+def test_a_savedmodel_without_signatures_is_its_weights(tmp_path):
+    """A tf.Module saved with variables and no tf.function holds no model: a bare state_dict, and the
+    report says why (as before SavedModel graphs were read)."""
+    tf = require_tf()
+    module = tf.Module()
+    module.w = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="w")
+    tf.saved_model.save(module, str(tmp_path / "export"))
+    result = api.convert(tmp_path / "export", None, dry_run=True)
+    assert result.model_source is None and result.report.mode == "bare"
+    assert any("has no model" in n for n in result.report.notes), result.report.notes
