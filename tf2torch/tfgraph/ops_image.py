@@ -7,7 +7,7 @@ align_corners nor half-pixel centres: no torch mode computes it), SYMMETRIC mirr
 
 from __future__ import annotations
 
-from .base import NodeCtx, ShapeVec, Tensor, Value, tf_op
+from .base import NodeCtx, ShapeVec, Value, tf_op
 from .ops_nn import _nhwc, _padding, _spatial
 
 TF = "tf2torch>"
@@ -83,5 +83,3 @@ def tile(ctx: NodeCtx) -> tuple[Value, ...]:
     shape = tuple(None if s is None else s * r for s, r in zip(x.shape, reps))
     return (ctx.layer(TF + "Tile", {"reps": reps[1:]}, [x], shape),)
 
-
-__all__ = ["Tensor"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .base import Const, NodeCtx, Tensor, TFShape, Value, f32, tf_op
+from .base import Missing, NodeCtx, Tensor, TFShape, Value, f32, tf_op
 
 TF = "tf2torch>"
 
@@ -117,14 +117,8 @@ def fused_batch_norm(ctx: NodeCtx) -> tuple[Value, ...]:
         eps = 0.0001
     config = {"axis": -1, "epsilon": f32(eps), "center": True, "scale": True}
     weights = [("gamma", scale), ("beta", offset), ("moving_mean", mean), ("moving_variance", variance)]
-    missing = "the graph's batch statistics (is_training=False: not computed)"
-    return (ctx.layer("BatchNormalization", config, [x], x.shape, weights=weights), *[_missing(missing)] * 5)
-
-
-def _missing(why: str) -> Value:
-    from .base import Missing
-
-    return Missing(why)
+    missing = Missing("the graph's batch statistics (is_training=False: not computed)")
+    return (ctx.layer("BatchNormalization", config, [x], x.shape, weights=weights), *[missing] * 5)
 
 
 @tf_op("MaxPool", "AvgPool")
@@ -168,5 +162,3 @@ def softmax(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)  # tf.nn.softmax is over the last axis
     return (ctx.layer("Softmax", {"axis": -1}, [x], x.shape),)
 
-
-__all__ = ["Const", "out_size"]

@@ -6,7 +6,7 @@ split, sliced or moved. Slices of shape vectors are folded in ``ops_array.py`` i
 
 from __future__ import annotations
 
-from .base import NodeCtx, ShapeVec, Tensor, Value, tf_op
+from .base import NodeCtx, Tensor, Value, tf_op
 
 TF = "tf2torch>"
 
@@ -127,5 +127,3 @@ def strided_slice_tensor(ctx: NodeCtx) -> tuple[Value, ...]:
     shape = tuple(s for i, s in enumerate(sliced.shape) if i not in shrink)
     return (reshape_to(ctx, sliced, shape),)
 
-
-__all__ = ["ShapeVec", "strided_slice_tensor"]
