@@ -37,6 +37,7 @@ class Case:
     sizes: dict[int, tuple] | None = None  # input index -> shape, for unknown dims
     options: dict[str, Any] = field(default_factory=dict)  # convert options (channels_last, input_shape)
     ints: int = 0  # > 0: integer inputs in [0, ints) (Embedding)
+    zero_steps: bool = False  # some time steps of the inputs all zeros (what Masking(0.0) masks)
     note: str = ""  # a substring the conversion notes must contain
     formats: tuple[str, ...] = ("keras", "h5")  # Keras 3 formats (Keras 2 cases: .h5 only)
 
@@ -108,6 +109,18 @@ CASES: dict[str, Case] = {
     "dense-after-flatten": Case(seq((6, 7, 3), layers=lambda k: [k.layers.Conv2D(4, 3), k.layers.Flatten(),
                                                                   k.layers.Dense(5)])),
     "embedding": Case(one((6,), lambda L: L.Embedding(20, 4)), ints=20),
+    # Masks (ids of 0 in [0, 3): about a third of the steps, at the start, middle and end): masked steps
+    # carry the recurrent state and repeat the previous output, as Keras computes them.
+    "masked-lstm": Case(seq((9,), layers=lambda k: [k.layers.Embedding(3, 4, mask_zero=True), k.layers.LSTM(5)]),
+                        ints=3),
+    "masked-gru-sequences-dense": Case(seq((9,), layers=lambda k: [
+        k.layers.Embedding(3, 4, mask_zero=True), k.layers.Dropout(0.2), k.layers.GRU(5, return_sequences=True),
+        k.layers.Dense(2), k.layers.SimpleRNN(3, go_backwards=True)]), ints=3),
+    "masked-lstm-keras2": Case(seq((9,), layers=lambda k: [k.layers.Embedding(3, 4, mask_zero=True),
+                                                            k.layers.Dropout(0.1), k.layers.LSTM(5)]),
+                               ints=3, keras2=True),  # tf_keras: the mask is implicit (compute_mask)
+    "masking-layer-lstm": Case(seq((7, 3), layers=lambda k: [k.layers.Masking(0.0), k.layers.LSTM(4, return_sequences=True)]),
+                               zero_steps=True),
     # --- normalisation --------------------------------------------------------------------------------
     "batchnorm-image": Case(one(IMG, lambda L: L.BatchNormalization())),
     "batchnorm-no-center": Case(one(IMG, lambda L: L.BatchNormalization(center=False))),
@@ -437,6 +450,11 @@ def test_layer_matches_keras(tmp_path, name: str, fmt: str) -> None:
         xs = [rng.integers(0, case.ints, (2, *t.shape[1:])).astype(np.float32) for t in model.inputs]
     else:
         xs = [x * np.float32(case.scale) for x in inputs_for(model, seed=1, sizes=case.sizes)]
+    if case.zero_steps:  # steps 0, 3 and the last of sample 0, step 2 of sample 1: all zeros
+        xs[0][0, [0, 3, -1]] = 0
+        xs[0][1, 2] = 0
+    if case.ints or case.zero_steps:
+        print(f"{name}: masked steps per sample {(xs[0] == 0).reshape(2, xs[0].shape[1], -1).all(-1).sum(1)}")
     _, conversion = check_file(path, model, xs, rtol=RTOL, atol=ATOL, label=f"{name} {fmt}", **case.options)
     if case.note:
         assert any(case.note in n for n in conversion.report.notes), conversion.report.notes
@@ -475,6 +493,12 @@ def _op_array_constant(keras: Any) -> Any:
     return keras.Model(x, keras.ops.add(x, np.array([1.0, 2.0, 3.0], np.float32)), name="m")
 
 
+def _masked_pooling(keras: Any) -> Any:
+    ids = keras.Input((6,), name="ids")
+    h = keras.layers.Embedding(5, 4, mask_zero=True, name="embed")(ids)
+    return keras.Model(ids, keras.layers.GlobalAveragePooling1D(name="pool")(h), name="m")
+
+
 UNSUPPORTED = {
     # (builder, format, Python class of the offending layer, substrings of the message). Keras numbers
     # op names per session (sigmoid, sigmoid_1, ...), so the layer's name is read from the model.
@@ -483,6 +507,8 @@ UNSUPPORTED = {
     "keras3-op-array-constant": (_op_array_constant, "keras", "Add", ("keras.src.ops.numpy>Add", "constant")),
     "keras3-op-average-in-h5": (_op_average_h5, "h5", "Average", ("keras.ops.average",)),
     "lambda": (_lambda, "keras", "Lambda", ("Lambda",)),
+    # Keras averages only the unmasked steps: refused, not averaged over all of them
+    "masked-pooling": (_masked_pooling, "keras", "GlobalAveragePooling1D", ("called with a Keras mask",)),
     "prelu-per-pixel": (_prelu_per_pixel, "h5", "PReLU", ("PReLU", "shared_axes")),
     # keras.applications' own layers in a .h5 (no module kept) are recognised by config signature: a
     # user's class of the same name with another config is refused, saying why

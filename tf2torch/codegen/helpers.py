@@ -180,3 +180,27 @@ class KerasGroupedQueryAttention(nn.Module):
         if self.use_gate:
             out = out * torch.sigmoid(self._project("gate", "bqm,muh->bquh", query))
         return self._project("attention_output", "bquh,uhm->bqm", out)
+
+
+class KerasMaskedRNN:
+    """A torch nn.LSTM / nn.GRU / nn.RNN (batch_first) run as Keras runs a recurrent layer under a mask
+    (from Embedding(mask_zero=True) or Masking): at a masked step the state is carried over unchanged
+    and the output repeats the previous one (zeros before the first unmasked step). Returns what the
+    torch module returns: (outputs, final state)."""
+
+    @staticmethod
+    def run(rnn, x, mask):
+        state, previous, outputs = None, None, []
+        for t in range(x.shape[1]):
+            y, new = rnn(x[:, t:t + 1], state)
+            if state is None:  # torch's default initial state: zeros
+                state = tuple(torch.zeros_like(s) for s in new) if isinstance(new, tuple) else torch.zeros_like(new)
+                previous = torch.zeros_like(y[:, 0])
+            keep = mask[:, t].reshape(1, -1, 1)  # states are (layers, N, H)
+            if isinstance(new, tuple):
+                state = tuple(torch.where(keep, n, s) for n, s in zip(new, state))
+            else:
+                state = torch.where(keep, new, state)
+            previous = torch.where(mask[:, t].unsqueeze(-1), y[:, 0], previous)
+            outputs.append(previous)
+        return torch.stack(outputs, 1), state

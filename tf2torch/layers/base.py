@@ -31,6 +31,7 @@ class TensorInfo:
     shape: Shape  # Keras shape without batch
     layout: str = "keras"  # "keras" | "cf" | "cf_flat"
     flat_from: Shape = ()  # for "cf_flat": the Keras shape before the flatten (…spatial, C)
+    mask: str = ""  # the local holding this tensor's Keras mask ((N, T) bool), when it has one (layers/masks.py)
 
     @property
     def rank(self) -> int:

@@ -36,13 +36,8 @@ def embedding(ctx: Ctx) -> Converted:
     w = bind(ctx, ["embeddings"])
     dim = cfg_int(ctx, "output_dim")
     vocab = cfg_int(ctx, "input_dim")
-    if ctx.config.get("mask_zero"):
-        # The Embedding's own output is the same; but Keras RNN/attention layers downstream skip masked
-        # steps and the generated model does not, so their outputs differ where inputs are padded with 0.
-        notes = ("mask_zero: the mask is not propagated; RNN/attention layers after it will also process "
-                 "padded (index 0) steps, unlike Keras: verify with padded inputs",)
-    else:
-        notes = ()
+    # mask_zero: the mask (ids != 0) is made by the graph walker and read by the layers after it (masks.py)
+    notes = ()
     out = TensorInfo((*ctx.x.shape, dim), "keras")
     op = Op("{m}({x}.long())", Module("nn.Embedding", (vocab, dim)))  # Keras casts indices; torch needs int64
     return Converted((op,), (out,), (param("", "weight", w["embeddings"]),), notes=notes)

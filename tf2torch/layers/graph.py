@@ -8,6 +8,7 @@ named after those attributes.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ..codegen.emit import ClassDef, module_source
@@ -15,7 +16,7 @@ from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, c
 from ..codegen.selfcheck import check_param
 from ..errors import Tf2TorchError, UnsupportedError
 from ..spec import GraphSpec, LayerSpec, TensorRef
-from . import layouts_rt
+from . import layouts_rt, masks
 from .base import Ctx, Param, TensorInfo
 from .registry import lookup
 
@@ -156,6 +157,15 @@ class GraphConverter:
             return self._nested(cls, attrs, local, layer, args, state, prefix)
         reg = lookup(layer)
         exprs, infos = self._arrange(args, reg.wants, reg.accepts_flat)
+        mask = next((a.info.mask for a in args if a.info.mask), "")
+        if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and layer.class_name not in masks.USE:
+            raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) is called with a Keras mask, which "
+                                   "tf2torch does not apply there; remove the mask, or port this layer by hand")
+        if mask and layer.class_name not in masks.CARRY | masks.USE:
+            raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) receives a Keras mask (from "
+                                   "Embedding(mask_zero=True) or Masking), which Keras would apply there and "
+                                   "tf2torch does not; remove the mask, or port this layer by hand")
+        infos = [dataclasses.replace(i, mask=a.info.mask) for i, a in zip(infos, args)]
         ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version)
         conv = reg.fn(ctx)
         first_call = not state.attrs and not state.ctors
@@ -188,6 +198,14 @@ class GraphConverter:
         names = [local.create(layer.name if len(conv.outputs) == 1 else f"{layer.name}_{j}", "t")
                  for j in range(len(conv.outputs))]
         cls.lines.append(f"{', '.join(names)} = {x}")
+        # Keras 2 computes masks implicitly (compute_mask); Keras 3 records them as ops and mask= arguments.
+        implicit = self.options.keras_version == 2
+        made = masks.made_by(layer.class_name, layer.config, exprs[0]) if exprs and implicit else None
+        if made is not None:  # this layer makes a mask: a local the layers after it read
+            mask = local.create(f"{layer.name}_mask", "mask")
+            cls.lines.append(f"{mask} = {made}")
+        elif mask and not masks.carried(layer.class_name, layer.config):
+            mask = ""
         if first_call:
             modules = {op.suffix: op.module for op in conv.ops if op.module is not None}
             for p in conv.params:
@@ -204,7 +222,8 @@ class GraphConverter:
             if last_module and conv.ops[-1].module is not None:
                 self.out.taps.setdefault(layer.name, prefix + last_module.removeprefix("self."))
                 self.out.tap_layouts.setdefault(layer.name, layouts_rt.normalise(conv.outputs[0]).layout)
-        return [Value(n, layouts_rt.normalise(i)) for n, i in zip(names, conv.outputs, strict=True)]
+        return [Value(n, dataclasses.replace(layouts_rt.normalise(i), mask=mask if j == 0 else ""))
+                for j, (n, i) in enumerate(zip(names, conv.outputs, strict=True))]
 
     def _arrange(self, args: list[Value], wants: str, accepts_flat: bool) -> tuple[list[str], list[TensorInfo]]:
         exprs, infos = [], []

@@ -14,11 +14,20 @@ def dropout(ctx: Ctx) -> Converted:
     return Converted((apply_module(Module("nn.Dropout", (cfg_float(ctx, "rate", 0.0),))),), (ctx.x,))
 
 
-@converter("Identity", "GaussianNoise", "ActivityRegularization", "Masking", wants="any")
+@converter("Identity", "GaussianNoise", "ActivityRegularization", wants="any")
 def identity(ctx: Ctx) -> Converted:
-    notes = ("Masking: the mask is not propagated (outputs of unmasked steps are identical)",) \
-        if ctx.layer.class_name == "Masking" else ()
-    return Converted((Op("{x}"),), (ctx.x,), notes=notes)
+    return Converted((Op("{x}"),), (ctx.x,))
+
+
+@converter("Masking", wants="keras")
+def masking(ctx: Ctx) -> Converted:
+    """call(): x times (any feature != mask_value): masked steps become zeros (not mask_value). The mask
+    itself is made by the graph walker (layers/masks.py), or recorded as ops by Keras 3."""
+    value = ctx.config.get("mask_value", 0.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ctx.unsupported(f"mask_value {value!r}: only a number is supported")
+    keep = f"({{x}} != {float(value)!r}).any(dim=-1, keepdim=True)"
+    return Converted((Op(f"{{x}} * {keep}.to({{x}}.dtype)"),), (ctx.x,))
 
 
 # keras.layers' random augmentation layers: each returns its input unchanged unless called with

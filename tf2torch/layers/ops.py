@@ -65,15 +65,28 @@ def broadcast(ctx: Ctx) -> TensorInfo:
 
 _BINARY = {"Add": "{0} + {1}", "Subtract": "{0} - {1}", "Multiply": "{0} * {1}", "TrueDivide": "{0} / {1}",
            "Divide": "{0} / {1}", "Power": "{0} ** {1}", "Maximum": "torch.maximum({0}, {1})",
-           "Minimum": "torch.minimum({0}, {1})"}
+           "Minimum": "torch.minimum({0}, {1})", "NotEqual": "{0} != {1}", "Equal": "{0} == {1}"}
 
 
-@converter(*(NUMPY + name for name in _BINARY), wants="same")
+# Ops no Keras layer shares a name with: a Keras 3 .h5 (which drops an op's module) saves them under the
+# bare name; an op's config never has "trainable", a layer's always does (_op_only checks it).
+_H5_OPS = ("NotEqual", "Equal")
+
+
+def _op_only(ctx: Ctx) -> None:
+    if "trainable" in ctx.config:
+        raise ctx.unsupported(f"a layer named like the op {ctx.layer.class_name!r} (it has a layer's config): "
+                              "another class of that name", "save as .keras, or port the layer by hand")
+
+
+@converter(*(NUMPY + name for name in _BINARY), *_H5_OPS, wants="same")
 def binary(ctx: Ctx) -> Converted:
+    if ">" not in ctx.layer.class_name:
+        _op_only(ctx)
     ops = operands(ctx)
     if len(ops) != 2 or not ctx.inputs:
         raise ctx.unsupported(f"expected 2 operands with at least one tensor, found {len(ops)}")
-    name = ctx.layer.class_name.split(">", 1)[1]
+    name = ctx.layer.class_name.split(">", 1)[-1]
     if name in ("Maximum", "Minimum") and len(ctx.inputs) == 1:
         fn = "clamp(min=" if name == "Maximum" else "clamp(max="
         constant = ops[1] if ops[0] == "{0}" else ops[0]
@@ -154,3 +167,18 @@ def tf_op_lambda(ctx: Ctx) -> Converted:
         bound = "min" if function == "math.maximum" else "max"
         return Converted((Op(f"{{0}}.clamp({bound}={constant})"),), (ctx.x,))
     return Converted((Op(_TF_BINARY[function].format("{0}", constant)),), (ctx.x,))
+
+
+@converter(NUMPY + "Any", NUMPY + "All", "Any", "All", wants="keras")
+def any_all(ctx: Ctx) -> Converted:
+    """keras.ops.any / all over an axis (what Keras 3 records for Masking's mask)."""
+    if ">" not in ctx.layer.class_name:
+        _op_only(ctx)
+    axis, keep = ctx.config.get("axis"), bool(ctx.config.get("keepdims", False))
+    if isinstance(axis, bool) or not isinstance(axis, int) or axis % ctx.x.rank == 0:
+        raise ctx.unsupported(f"config 'axis' should be one non-batch axis, found {axis!r}")
+    a = axis % ctx.x.rank
+    fn = "any" if ctx.layer.class_name.endswith("Any") else "all"
+    shape = tuple(1 if i + 1 == a else s for i, s in enumerate(ctx.x.shape)) if keep else \
+        tuple(s for i, s in enumerate(ctx.x.shape) if i + 1 != a)
+    return Converted((Op(f"{{x}}.{fn}(dim={a}, keepdim={keep!r})"),), (TensorInfo(shape, "keras"),))

@@ -99,9 +99,17 @@ def _check_reset_after(ctx: Ctx, use_bias: bool) -> None:
                               "retrain with reset_after=True, or port this layer by hand (a loop over a cell)")
 
 
+def _mask(ctx: Ctx) -> str:
+    """The call's mask as a template piece: Keras 3's recorded mask= tensor (the input after the
+    sequence), or the mask Keras 2 computes implicitly (a local, layers/masks.py); "" without one."""
+    if isinstance(ctx.call.kwargs.get("mask"), TensorRef):
+        return "{1}"
+    return ctx.x.mask
+
+
 def _check_input(ctx: Ctx) -> int:
-    extra = sorted(k for k, v in ctx.call.kwargs.items() if _has_ref(v))
-    if len(ctx.inputs) != 1:
+    extra = sorted(k for k, v in ctx.call.kwargs.items() if _has_ref(v) and k != "mask")
+    if len(ctx.inputs) != 1 + isinstance(ctx.call.kwargs.get("mask"), TensorRef):
         raise ctx.unsupported(f"called with {len(ctx.inputs)} tensors ({', '.join(extra) or 'positional'}); "
                               "initial_state, constants and mask tensors are not supported",
                               "call the layer on its input only")
@@ -172,7 +180,12 @@ def recurrent(ctx: Ctx) -> Converted:
     rnn = _rnn(ctx)
     steps = ctx.x.shape[0]
     # go_backwards: Keras runs over the reversed sequence and returns the outputs in that order.
-    call = Op("{m}({x}.flip(1))" if rnn.go_backwards else "{m}({x})", _module(rnn, features, False))
+    given = _mask(ctx)
+    x, mask = ("{x}.flip(1)", f"{given}.flip(1)") if rnn.go_backwards else ("{x}", given)
+    if given:  # masked steps carry state and output, as Keras computes them (layers/masks.py)
+        call = Op(f"KerasMaskedRNN.run({{m}}, {x}, {mask})", _module(rnn, features, False))
+    else:
+        call = Op(f"{{m}}({x})", _module(rnn, features, False))
     if rnn.return_sequences:
         exprs, infos = ["{x}[0]"], [TensorInfo((steps, rnn.units))]
     else:
@@ -182,7 +195,8 @@ def recurrent(ctx: Ctx) -> Converted:
         exprs += states
         infos += [TensorInfo((rnn.units,))] * len(states)
     pick, outputs = _result(exprs, infos)
-    return Converted((call, pick), outputs, _params(ctx, rnn, features), notes=rnn.notes)
+    return Converted((call, pick), outputs, _params(ctx, rnn, features), notes=rnn.notes,
+                     helpers=("KerasMaskedRNN",) if given else ())
 
 
 # -- Bidirectional ---------------------------------------------------------------------------------

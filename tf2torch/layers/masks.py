@@ -1,0 +1,39 @@
+"""Keras masks through a generated model: where one is made, which layers carry it on, which use it.
+
+``Embedding(mask_zero=True)`` makes ``ids != 0`` and ``Masking(mask_value)`` makes ``(x != value).any(-1)``
+(a (N, T) bool tensor, a local of forward()). Layers that keep the time axis and ignore the mask carry
+it on; the recurrent layers use it (``KerasMaskedRNN``: masked steps carry state and output). A masked
+tensor reaching any other layer (a pooling or attention layer Keras would compute masked) is refused by
+name: computing it unmasked would give other numbers with no error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Layers Keras passes a mask through unchanged (supports_masking, same time axis), and that ignore it.
+CARRY = frozenset({
+    "Dropout", "SpatialDropout1D", "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization",
+    "Identity", "Dense", "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "LayerNormalization",
+    "BatchNormalization", "UnitNormalization", "RMSNormalization",
+})
+USE = frozenset({"LSTM", "GRU", "SimpleRNN"})  # their converters read the mask
+
+
+def made_by(class_name: str, config: Any, input_expr: str) -> str | None:
+    """The expression of the mask this layer makes from its input, if it makes one."""
+    if class_name == "Embedding" and config.get("mask_zero") is True:
+        return f"{input_expr} != 0"
+    if class_name == "Masking":
+        value = config.get("mask_value", 0.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return f"({input_expr} != {float(value)!r}).any(dim=-1)"
+    return None
+
+
+def carried(class_name: str, config: Any) -> bool:
+    """Whether the layer's output keeps its input's mask (a recurrent layer keeps it with its sequences)."""
+    if class_name in USE:
+        return config.get("return_sequences") is True
+    return class_name in CARRY
