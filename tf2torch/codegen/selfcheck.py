@@ -10,7 +10,6 @@ the converters' own shapes) are not checked.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..errors import UnsupportedError
@@ -70,6 +69,6 @@ def check_param(module: Module | None, name: str, shape: Shape, key: str) -> Non
     if name not in expected:
         raise UnsupportedError(f"{key}: tf2torch writes a weight {module.cls} has no parameter {name!r} for; "  # type: ignore[union-attr]
                                "this is a tf2torch bug: please report it with the file")
-    if tuple(expected[name]) != tuple(shape) and math.prod(expected[name]) >= 0:
+    if tuple(expected[name]) != tuple(shape):
         raise UnsupportedError(f"{key}: {module.cls} holds it as {list(expected[name])}, the weight is "  # type: ignore[union-attr]
                                f"{list(shape)}; this is a tf2torch bug: please report it with the file")
