@@ -187,3 +187,16 @@ def test_input_layout_docstring_matches_interface(tmp_path):
     assert report["interface"]["inputs"] == [{"name": "image", "keras_shape": [16, 16, 3], "layout": "channels_first"}]
     assert "image: (N, 3, 16, 16)" in (out / "model.py").read_text()
     assert np.load(FIXTURES / "keras3/io.npz")["input"].shape[1:] == (16, 16, 3)
+
+
+def test_layers_lists_keras_classes_and_tf_ops(cli):
+    """`tf2torch layers`: the Keras classes (not the internal ones lowered graphs use); --tf-ops: the
+    TF op types a graph may hold, every one with a converter or read by the walk itself."""
+    keras = cli("layers")
+    assert keras.exit_code == 0
+    names = keras.output.split()
+    assert {"Conv2D", "EinsumDense", "GroupQueryAttention", "TimeDistributed"} <= set(names)
+    assert not [n for n in names if n.startswith("tf2torch>")]
+    ops = cli("layers", "--tf-ops")
+    assert ops.exit_code == 0
+    assert {"Conv2D", "FusedBatchNormV3", "StatefulPartitionedCall", "Einsum", "VarHandleOp"} <= set(ops.output.split())

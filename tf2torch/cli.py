@@ -223,11 +223,18 @@ def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: 
 
 
 @main.command()
-def layers() -> None:
-    """List the Keras layer classes tf2torch converts."""
+@click.option("--tf-ops", is_flag=True, help="List the TF op types a graph (.pb, .meta, SavedModel) may use.")
+def layers(tf_ops: bool) -> None:
+    """List the Keras layer classes tf2torch converts (--tf-ops: the TF graph op types)."""
+    if tf_ops:
+        from .tfgraph import lower  # importing it registers every TF-op converter
+
+        click.echo("\n".join(lower.supported_ops()))
+        return
     from .layers import registry  # importing tf2torch.layers registers every converter
 
-    click.echo("\n".join(registry.supported()))
+    # (classes named "tf2torch>..." are what lowered TF graphs use internally, not Keras classes)
+    click.echo("\n".join(c for c in registry.supported() if not c.startswith("tf2torch>")))
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -149,6 +149,15 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
     return dataclasses.replace(spec, graph=builder.freeze(graph_name(spec), tuple(out_refs), tf_outputs, names))
 
 
+def supported_ops() -> list[str]:
+    """Every TF op type a lowered graph may hold: the converters', and those the walk itself reads."""
+    from .base import supported
+
+    from .inline import CALL_OPS
+
+    return sorted({*supported(), *VARIABLE_OPS, *INPUT_OPS, *CALL_OPS, "Const"})
+
+
 def graph_name(spec: ModelSpec) -> str:
     stem = spec.path.name.split(".", 1)[0]
     return stem if stem and stem not in ("model", "saved_model", "frozen_graph", "graph") else "tf_graph"
