@@ -152,7 +152,6 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
 def supported_ops() -> list[str]:
     """Every TF op type a lowered graph may hold: the converters', and those the walk itself reads."""
     from .base import supported
-
     from .inline import CALL_OPS
 
     return sorted({*supported(), *VARIABLE_OPS, *INPUT_OPS, *CALL_OPS, "Const"})
