@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ..spec import Role, Variable
@@ -15,13 +16,21 @@ def _skip(var: Variable, reason: str) -> Entry:
     return Entry("skipped", source=var.name, reason=reason, shape=var.shape, dtype=var.dtype.name)
 
 
+def ema_weights(variables: Sequence[Variable]) -> dict[str, Variable]:
+    """Weight name -> the weight reading its ExponentialMovingAverage shadow's data (same name, so it
+    maps to the same key)."""
+    shadows = {v.name[: -len(EMA_SUFFIX)]: v for v in variables if v.role is Role.EMA and v.name.endswith(EMA_SUFFIX)}
+    return {v.name: replace(v, loader=shadows[v.name].loader, note=f"EMA shadow {shadows[v.name].name}")
+            for v in variables if v.role is Role.WEIGHT and v.name in shadows}
+
+
 def select(variables: tuple[Variable, ...], ema: bool = False, rules: Rules = NO_RULES) -> tuple[list[Variable], list[Entry]]:
     """Split variables into candidates and skipped entries (optimizer, bookkeeping, EMA policy, rules).
 
     With ``ema`` the ExponentialMovingAverage shadow of each weight replaces it: the candidate keeps the
     weight's name (so it maps to the same key) and reads the shadow's data.
     """
-    shadows = {v.name[: -len(EMA_SUFFIX)]: v for v in variables if v.role is Role.EMA and v.name.endswith(EMA_SUFFIX)}
+    shadowed = ema_weights(variables) if ema else {}
     chosen: list[Variable] = []
     skipped: list[Entry] = []
     for var in variables:
@@ -36,9 +45,8 @@ def select(variables: tuple[Variable, ...], ema: bool = False, rules: Rules = NO
                                  else "EMA shadow not selected (pass --ema to use the averaged weights)"))
         elif var.dtype.name == "string":
             skipped.append(_skip(var, "string tensor: a state_dict holds numbers only"))
-        elif ema and var.name in shadows:
-            shadow = shadows[var.name]
-            chosen.append(replace(var, loader=shadow.loader, note=f"EMA shadow {shadow.name}"))
+        elif var.name in shadowed:
+            chosen.append(shadowed[var.name])
         else:
             chosen.append(var)
     return chosen, skipped

@@ -18,15 +18,15 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..errors import UnsupportedError, UsageError
-from ..map.select import EMA_SUFFIX
-from ..spec import GraphNode, ModelSpec, Role, Signature, TFGraph, Variable
+from ..map.select import ema_weights
+from ..readers.metagraph import VARIABLE_OPS
+from ..spec import GraphNode, ModelSpec, Signature, TFGraph, Variable
 from . import ops_array, ops_image, ops_linalg, ops_math, ops_nn, ops_shape, ops_slice  # noqa: F401  (registration)
 from .base import Const, Missing, NodeCtx, Tensor, Value, lookup
 from .builder import Builder
 from .inline import inline_calls
-from .outputs import model_inputs, model_outputs
+from .outputs import consumers, model_inputs, model_outputs
 
-VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable"})
 INPUT_OPS = frozenset({"Placeholder"})
 
 
@@ -58,12 +58,18 @@ def dependency_order(nodes: dict[str, GraphNode], outputs: Sequence[str]) -> lis
     return list(done)
 
 
-def _check_supported(nodes: dict[str, GraphNode], order: list[str]) -> None:
+def unsupported_ops(nodes: dict[str, GraphNode], order: list[str]) -> dict[str, list[str]]:
+    """Op type -> the nodes of ``order`` of that type that nothing converts (inspect lists them too)."""
     missing: dict[str, list[str]] = {}
     for name in order:
         op = nodes[name].op
         if op not in VARIABLE_OPS and op not in INPUT_OPS and op != "Const" and lookup(op) is None:
             missing.setdefault(op, []).append(name)
+    return missing
+
+
+def _check_supported(nodes: dict[str, GraphNode], order: list[str]) -> None:
+    missing = unsupported_ops(nodes, order)
     if missing:
         shown = "; ".join(f"{op} ({len(names)}: {', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
                           for op, names in sorted(missing.items())[:8])
@@ -107,7 +113,7 @@ def lower(spec: ModelSpec, outputs: Sequence[str] = (), *, required: bool = True
     stored = {v.name: v for v in spec.variables}
     if ema:
         stored.update(ema_weights(spec.variables))
-    builder = Builder(_consumers(order, nodes), input_shape)
+    builder = Builder(consumers({n: nodes[n] for n in order}), input_shape)
     values: dict[str, tuple[Value, ...]] = {}
 
     def value_of(ref: str) -> Value:
@@ -195,21 +201,3 @@ def signature_outputs(graph: TFGraph, name: str | None) -> list[str]:
     """The output tensors of signature ``name`` (default ``serving_default``), in output-key order."""
     sig = _signature(graph, name)
     return [sig.outputs[k] for k in signature_keys(graph, name)]
-
-
-def ema_weights(variables: Sequence[Variable]) -> dict[str, Variable]:
-    """Weight name -> the weight reading its EMA shadow's values (as ``map.select`` does for --ema)."""
-    shadows = {v.name[: -len(EMA_SUFFIX)]: v for v in variables if v.role is Role.EMA and v.name.endswith(EMA_SUFFIX)}
-    return {v.name: dataclasses.replace(v, loader=shadows[v.name].loader, note=f"EMA shadow {shadows[v.name].name}")
-            for v in variables if v.role is Role.WEIGHT and v.name in shadows}
-
-
-def _consumers(order: list[str], nodes: dict[str, GraphNode]) -> dict[str, list[str]]:
-    """Within the converted part of the graph: who reads each node's outputs."""
-    out: dict[str, list[str]] = {name: [] for name in order}
-    for name in order:
-        for ref in nodes[name].inputs:
-            src = ref.split(":", 1)[0]
-            if src in out:
-                out[src].append(name)
-    return out

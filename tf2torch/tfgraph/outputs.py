@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 
+from ..readers.metagraph import PASS_THROUGH, VARIABLE_OPS
 from ..spec import GraphNode, TFGraph, Variable
 
-WEIGHT_SOURCES = frozenset({"VariableV2", "Variable", "VarHandleOp", "AutoReloadVariable", "Const"})
-_PASS = frozenset({"Identity", "ReadVariableOp", "Cast", "Snapshot", "Enter"})
+WEIGHT_SOURCES = VARIABLE_OPS | {"Const"}
 _REDUCTIONS = frozenset({"Mean", "Sum", "Max", "Min", "Prod", "All", "Any", "L2Loss", "EuclideanNorm"})
 _NOT_OUTPUTS = frozenset({
     "NoOp", "Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp", "SaveV2", "Save",
@@ -51,7 +51,7 @@ def _reads_weight(node: GraphNode, nodes: dict[str, GraphNode], first: int = 1) 
     reads and casts, from a variable or a float tensor Const."""
     for ref in node.inputs[first:]:
         name, steps = _src(ref), 0
-        while name in nodes and nodes[name].op in _PASS and nodes[name].inputs and steps < _MAX_WEIGHT_PATH:
+        while name in nodes and nodes[name].op in PASS_THROUGH and nodes[name].inputs and steps < _MAX_WEIGHT_PATH:
             name, steps = _src(nodes[name].inputs[0]), steps + 1
         source = nodes.get(name)
         if source is not None and source.op in WEIGHT_SOURCES:
@@ -62,7 +62,8 @@ def _reads_weight(node: GraphNode, nodes: dict[str, GraphNode], first: int = 1) 
     return False
 
 
-def _consumers(nodes: dict[str, GraphNode]) -> dict[str, list[str]]:
+def consumers(nodes: dict[str, GraphNode]) -> dict[str, list[str]]:
+    """Node -> the nodes among ``nodes`` that read its outputs."""
     out: dict[str, list[str]] = {name: [] for name in nodes}
     for node in nodes.values():
         for ref in node.inputs:
@@ -71,7 +72,7 @@ def _consumers(nodes: dict[str, GraphNode]) -> dict[str, list[str]]:
     return out
 
 
-def _below(starts: list[str], consumers: dict[str, list[str]], nodes: dict[str, GraphNode],
+def _below(starts: list[str], readers: dict[str, list[str]], nodes: dict[str, GraphNode],
            stop=lambda name: False) -> dict[str, None]:
     seen: dict[str, None] = {}
     todo = list(starts)
@@ -80,7 +81,7 @@ def _below(starts: list[str], consumers: dict[str, list[str]], nodes: dict[str, 
         if name in seen or _NOT_MODEL.search(name) or stop(name):
             continue
         seen[name] = None
-        todo += consumers.get(name, [])
+        todo += readers.get(name, [])
     return seen
 
 
@@ -98,26 +99,26 @@ def _reduces_batch(node: GraphNode, nodes: dict[str, GraphNode]) -> bool:
 
 def model_inputs(graph: TFGraph) -> list[str]:
     nodes = graph.by_name()
-    consumers = _consumers(nodes)
+    readers = consumers(nodes)
     found = []
     for node in graph.nodes:
         if _float_placeholder(node):
-            below = _below([node.name], consumers, nodes)
+            below = _below([node.name], readers, nodes)
             if any(_reads_weight(nodes[n], nodes) for n in below):
                 found.append(node.name)
         elif _id_placeholder(node):  # token ids: an input when they index a weight (an embedding table)
             if any(nodes[c].op in ("GatherV2", "ResourceGather") and _reads_weight(nodes[c], nodes, first=0)
-                   for c in _below([node.name], consumers, nodes)):
+                   for c in _below([node.name], readers, nodes)):
                 found.append(node.name)
     return found
 
 
 def model_outputs(graph: TFGraph, inputs: list[str] | None = None) -> list[str]:
     nodes = graph.by_name()
-    consumers = _consumers(nodes)
+    readers = consumers(nodes)
     inputs = model_inputs(graph) if inputs is None else inputs
     labels = [n.name for n in graph.nodes if (_float_placeholder(n) or _id_placeholder(n)) and n.name not in inputs]
-    tainted = _below(labels, consumers, nodes)
+    tainted = _below(labels, readers, nodes)
     losses: set[str] = set()
 
     def stop(name: str) -> bool:
@@ -128,16 +129,16 @@ def model_outputs(graph: TFGraph, inputs: list[str] | None = None) -> list[str]:
             return True
         return False
 
-    region = _below(inputs, consumers, nodes, stop=stop)
+    region = _below(inputs, readers, nodes, stop=stop)
     # What only feeds a loss is the loss's first steps (``(y - x) ** 2`` before its mean), back to the
     # last op reading a weight or an Identity (``tf.identity(x, name="logits")`` marks an output).
     # Likewise what only feeds a loss or a metric that also reads labels (a cross-entropy's reshapes).
     dead = losses | set(tainted)
     for name in reversed([n.name for n in graph.nodes if n.name in region]):
         node = nodes[name]
-        feeds = [c for c in consumers[name] if c in region or c in dead]
+        feeds = [c for c in readers[name] if c in region or c in dead]
         if feeds and all(c in dead for c in feeds) and node.op != "Identity" and not _reads_weight(node, nodes):
             dead.add(name)
             del region[name]
     return [n.name for n in graph.nodes if n.name in region and n.op not in _NOT_OUTPUTS and n.name not in inputs
-            and not any(c in region and nodes[c].op not in _NOT_OUTPUTS for c in consumers[n.name])]
+            and not any(c in region and nodes[c].op not in _NOT_OUTPUTS for c in readers[n.name])]

@@ -8,9 +8,8 @@ from typing import Any
 
 from ..errors import Tf2TorchError
 from ..spec import TFGraph
-from .base import lookup
 from .inline import inline_calls
-from .lower import INPUT_OPS, VARIABLE_OPS, dependency_order, signature_outputs
+from .lower import dependency_order, signature_outputs, unsupported_ops
 from .outputs import model_inputs, model_outputs
 
 
@@ -35,11 +34,7 @@ def survey(graph: TFGraph) -> dict[str, Any]:
         needed = dependency_order(nodes, [o.split(":", 1)[0] for o in outputs]) if outputs else list(nodes)
     except Tf2TorchError:  # a cycle, or a dangling input: every node is then worth listing
         needed = list(nodes)
-    unsupported: dict[str, list[str]] = {}
-    for name in needed:
-        op = nodes[name].op
-        if op not in VARIABLE_OPS and op not in INPUT_OPS and op != "Const" and lookup(op) is None:
-            unsupported.setdefault(op, []).append(name)
+    unsupported = unsupported_ops(nodes, needed)
     ops = Counter(n.op for n in graph.nodes)
     return {"nodes": len(graph.nodes), "inputs": inputs, "outputs": outputs,
             **({"signatures": signatures} if signatures else {}),
