@@ -3,13 +3,14 @@
     python benchmarks/model_speed.py [--models MobileNetV2,ResNet50] [--rounds 15] [--out model_speed.json]
 
 For each ``keras.applications`` model (random seeded weights, BN statistics included, 128 px; InceptionV3
-139 px) the same ``.keras`` file goes through every route that can be installed here:
+139 px) and a BERT-base encoder (128 tokens) the same ``.keras`` file goes through every route that can be installed here:
 
 * ``tf2torch``: the generated ``model.py`` (readable form) and ``load_model(inference=True)`` (BatchNorms
   folded into their convs);
 * ``onnx2torch``: tf2onnx (the frozen ``tf.function`` graph) then onnx2torch (an fx GraphModule; NHWC like tf2onnx);
-* ``torchvision``: the hand-written twin where one exists (same architecture, its own random weights:
-  speed only).
+* ``keras-torch``: the same ``.keras`` file loaded by Keras 3 on its torch backend;
+* ``native``: the hand-written twin where one exists (torchvision's, or ``torch.nn.TransformerEncoder``
+  for BERT; same architecture, its own random weights: speed only).
 
 Each is timed on CPU, one thread, eager, ``no_grad``, batch 1 and 8, the routes taking turns in a
 shuffled order every round (medians of ``--rounds``). The error against TensorFlow's output is printed
@@ -35,8 +36,9 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-MODELS = {"MobileNetV2": 128, "ResNet50": 128, "EfficientNetB0": 128, "InceptionV3": 139}
+MODELS = {"MobileNetV2": 128, "ResNet50": 128, "EfficientNetB0": 128, "InceptionV3": 139, "BERT-base": 128}
 TORCHVISION = {"MobileNetV2": "mobilenet_v2", "ResNet50": "resnet50"}
+BERT = {"vocabulary": 30522, "layers": 12, "hidden": 768, "heads": 12, "intermediate": 3072}
 
 
 def _randomise(model, seed: int) -> None:
@@ -57,30 +59,58 @@ def _randomise(model, seed: int) -> None:
             layer.set_weights([x.astype(np.float32) for x in weights])
 
 
+def bert_encoder(length: int):
+    """A BERT-base encoder (post-norm, tanh GELU) as a Functional Keras model on token ids: the token
+    embedding, then 12 blocks of self-attention and feed-forward (BERT's position and segment embeddings
+    are two more additions before the first LayerNorm; left out, they would need a second input)."""
+    import keras
+    from keras import layers
+
+    ids = keras.Input((length,), dtype="int32", name="token_ids")
+    tokens = layers.Embedding(BERT["vocabulary"], BERT["hidden"], name="token_embedding")(ids)
+    x = layers.LayerNormalization(epsilon=1e-12, name="embeddings_norm")(tokens)
+    for i in range(BERT["layers"]):
+        attended = layers.MultiHeadAttention(BERT["heads"], BERT["hidden"] // BERT["heads"], name=f"attention_{i}")(x, x)
+        x = layers.LayerNormalization(epsilon=1e-12, name=f"attention_norm_{i}")(layers.Add()([x, attended]))
+        # tanh-approximate GELU, as BERT's own code (and keras-hub) use: a keras.ops call in the graph
+        hidden = keras.ops.gelu(layers.Dense(BERT["intermediate"], name=f"intermediate_{i}")(x), approximate=True)
+        out = layers.Dense(BERT["hidden"], name=f"output_{i}")(hidden)
+        x = layers.LayerNormalization(epsilon=1e-12, name=f"output_norm_{i}")(layers.Add()([x, out]))
+    return keras.Model(ids, x, name="bert_base")
+
+
 def prepare(name: str, size: int, work: Path) -> dict:
     """Build and save the Keras model; TF's output on a fixed batch; every route's loader inputs."""
     import keras
     import tensorflow as tf
 
-    model = getattr(keras.applications, name)(weights=None, input_shape=(size, size, 3), classifier_activation=None)
+    if name == "BERT-base":
+        model = bert_encoder(size)
+    else:
+        model = getattr(keras.applications, name)(weights=None, input_shape=(size, size, 3),
+                                                  classifier_activation=None)
     _randomise(model, seed=0)
     path = work / f"{name}.keras"
     model.save(path)
-    x = np.random.default_rng(1).uniform(0, 1, (8, size, size, 3)).astype(np.float32)
+    rng = np.random.default_rng(1)
+    if name == "BERT-base":
+        x = rng.integers(0, BERT["vocabulary"], (8, size)).astype(np.int32)
+    else:
+        x = rng.uniform(0, 1, (8, size, size, 3)).astype(np.float32)
     expected = model.predict(x, verbose=0)
     np.save(work / f"{name}.x.npy", x)
     np.save(work / f"{name}.y.npy", expected)
     out = work / f"{name}.tf2torch"
     subprocess.run([sys.executable, "-m", "tf2torch", "convert", str(path), "-o", str(out), "--force", "-q"],
                    check=True)
-    routes = {"tf2torch": str(out), "tf2torch-inference": str(out)}
+    routes = {"tf2torch": str(out), "tf2torch-inference": str(out), "keras-torch": str(path)}
     try:
         import tf2onnx
         from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
         # Frozen first: from_function keeps some captured variables (EfficientNet's Normalization
         # statistics) as extra graph inputs, which onnx2torch then asks the caller for.
-        spec = tf.TensorSpec((None, size, size, 3), tf.float32, name="x")
+        spec = tf.TensorSpec((None, *x.shape[1:]), tf.as_dtype(x.dtype), name="x")
         frozen = convert_variables_to_constants_v2(tf.function(model).get_concrete_function(spec))
         onnx_model, _ = tf2onnx.convert.from_graph_def(
             frozen.graph.as_graph_def(), input_names=[t.name for t in frozen.inputs],
@@ -90,12 +120,46 @@ def prepare(name: str, size: int, work: Path) -> dict:
         routes["onnx2torch"] = str(onnx_path)
     except Exception as exc:  # a peer that does not install or convert is reported, not hidden
         routes["onnx2torch"] = f"unavailable: {type(exc).__name__}: {str(exc)[:120]}"
-    routes["torchvision"] = TORCHVISION.get(name, "unavailable: no torchvision twin")
+    routes["native"] = "torch.nn" if name == "BERT-base" else TORCHVISION.get(name, "unavailable: no torchvision twin")
     return routes
 
 
+def native_bert():
+    """BERT-base in plain torch.nn: the same embedding and 12 post-norm GELU encoder layers, which in
+    eval mode run PyTorch's fused fast path (its own random weights: speed only)."""
+    import torch
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embedding = torch.nn.Embedding(BERT["vocabulary"], BERT["hidden"])
+            self.norm = torch.nn.LayerNorm(BERT["hidden"], eps=1e-12)
+            layer = torch.nn.TransformerEncoderLayer(BERT["hidden"], BERT["heads"], BERT["intermediate"], dropout=0.0,
+                                                     activation="gelu", batch_first=True, layer_norm_eps=1e-12)
+            self.encoder = torch.nn.TransformerEncoder(layer, BERT["layers"], enable_nested_tensor=False)
+
+        def forward(self, ids):
+            return self.encoder(self.norm(self.embedding(ids)))
+
+    return Encoder().eval()
+
+
+class KerasOnTorch:
+    """A ``.keras`` file run by Keras 3 on its torch backend (torch tensors in and out)."""
+
+    def __init__(self, path: str) -> None:
+        import keras
+
+        if keras.backend.backend() != "torch":
+            raise RuntimeError(f"KERAS_BACKEND is {keras.backend.backend()!r}; this route needs 'torch'")
+        self.model = keras.saving.load_model(path, compile=False)
+
+    def __call__(self, x):
+        return self.model(x, training=False)
+
+
 def load(route: str, where: str):
-    """(callable on a NHWC numpy batch -> torch tensor, NHWC?)"""
+    """(callable on the batch as torch expects it -> torch tensor, NHWC?)"""
 
     if route.startswith("tf2torch"):
         import importlib.util
@@ -109,6 +173,10 @@ def load(route: str, where: str):
         from onnx2torch import convert
 
         return convert(onnx.load(where)).eval(), True
+    if route == "keras-torch":
+        return KerasOnTorch(where), True
+    if where == "torch.nn":
+        return native_bert(), False
     import torchvision
 
     return getattr(torchvision.models, where)(weights=None).eval(), False
@@ -118,7 +186,7 @@ def _input(x: np.ndarray, nhwc: bool):
     import torch
 
     t = torch.from_numpy(x)
-    return t if nhwc else t.permute(0, 3, 1, 2).contiguous()
+    return t if nhwc or t.ndim != 4 else t.permute(0, 3, 1, 2).contiguous()
 
 
 def _live_bytes() -> int:
@@ -142,10 +210,13 @@ def peak_child(route: str, where: str, x_path: str) -> None:
     import torch
 
     torch.set_num_threads(1)
+    if route == "keras-torch":  # Keras calls its layers itself: module hooks do not see them
+        print(json.dumps({"peak_mib": None}))
+        return
     model, nhwc = load(route, where)
     x = _input(np.load(x_path), nhwc)
     samples: list[int] = []
-    for module in model.modules():
+    for module in (model if isinstance(model, torch.nn.Module) else model.model).modules():
         module.register_forward_pre_hook(lambda *_: samples.append(_live_bytes()))
         module.register_forward_hook(lambda *_: samples.append(_live_bytes()))
     with torch.no_grad():
@@ -153,7 +224,7 @@ def peak_child(route: str, where: str, x_path: str) -> None:
         samples.clear()
         before = _live_bytes()
         model(x)
-    print(json.dumps({"peak_mib": (max(samples) - before) / 2**20}))
+    print(json.dumps({"peak_mib": (max(samples) - before) / 2**20 if samples else None}))
 
 
 def bench(name: str, routes: dict, work: Path, rounds: int) -> dict:
@@ -167,15 +238,15 @@ def bench(name: str, routes: dict, work: Path, rounds: int) -> dict:
         if where.startswith("unavailable"):
             result[route] = {"status": where}
             continue
-        model, nhwc = load(route, where)
         entry: dict = {}
         try:
+            model, nhwc = load(route, where)
             with torch.no_grad():
                 out = model(_input(x, nhwc)).numpy()
-        except Exception as exc:  # e.g. tf2onnx kept captured variables as graph inputs
+        except Exception as exc:  # e.g. an op onnx2torch has no converter for
             result[route] = {"status": f"unavailable: {type(exc).__name__}: {str(exc)[:100]}"}
             continue
-        if route != "torchvision":
+        if route != "native":
             entry["rel_err_vs_tf"] = float(np.abs(out - expected).max() / np.abs(expected).max())
         loaded[route] = (model, nhwc)
         result[route] = entry
@@ -226,6 +297,8 @@ def main() -> None:
     parser.add_argument("--peak", nargs=3, metavar=("ROUTE", "WHERE", "X"))
     parser.add_argument("--prepare", nargs=2, metavar=("MODEL", "WORK"))
     args = parser.parse_args()
+    # TensorFlow builds the models (in a process of its own); the timing side runs Keras on torch.
+    os.environ["KERAS_BACKEND"] = "tensorflow" if args.prepare else "torch"
     if args.peak:
         peak_child(*args.peak)
         return

@@ -72,7 +72,8 @@ class KerasMultiHeadAttention(nn.Module):
         self.value = nn.Linear(value_size, num_heads * value_dim, bias=use_bias)
         self.attention_output = nn.Linear(num_heads * value_dim, output_dim, bias=use_bias)
 
-    def forward(self, query, value, key=None, use_causal_mask=False, return_attention_scores=False):
+    def forward(self, query, value, key=None, use_causal_mask=False, return_attention_scores=False,
+                attention_mask=None):
         key = value if key is None else key
         # (N, T, heads * dim) -> (N, heads, T, dim)
         q = self.query(query).unflatten(-1, (self.num_heads, self.key_dim)).transpose(1, 2)
@@ -82,7 +83,14 @@ class KerasMultiHeadAttention(nn.Module):
         if use_causal_mask:  # query step i sees key steps j <= i
             allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
             scores = scores.masked_fill(~allowed, float("-inf"))
-        scores = torch.softmax(scores, dim=-1)
+        if attention_mask is not None:  # (N, T or 1, S): Keras keeps scores where it is > 0.5 (bool, int: > 0)
+            if attention_mask.dtype != torch.bool:
+                attention_mask = attention_mask > (0.5 if attention_mask.is_floating_point() else 0)
+            keep = attention_mask.unsqueeze(1)  # the same for every head
+            scores = torch.softmax(torch.where(keep, scores, -1.0e9), dim=-1)
+            scores = torch.where(keep, scores, 0.0)  # a row with every key masked is zeros, not uniform
+        else:
+            scores = torch.softmax(scores, dim=-1)
         out = self.attention_output((scores @ v).transpose(1, 2).flatten(2))
         return (out, scores) if return_attention_scores else out
 

@@ -12,7 +12,7 @@ from .emit import GeneratedFile, literal
 _RUNTIME = Path(__file__).with_name("runtime.py")
 # Where helper classes are defined. Their text is read from the files, never imported: both modules
 # import torch, and converting to safetensors must not (tests/test_lazy_imports.py).
-_HELPERS = Path(__file__).with_name("helpers.py")
+_HELPERS = (Path(__file__).with_name("helpers.py"), Path(__file__).with_name("helpers_keras_hub.py"))
 _INLINE_MODULES = Path(__file__).parent.parent / "rewrite" / "modules.py"  # defines INLINE_CLASSES
 
 
@@ -45,10 +45,10 @@ def _definitions(path: Path) -> tuple[dict[str, str], dict[str, object]]:
 
 def helper_sources(names: list[str]) -> list[str]:
     """Source text of each helper class: SAME-padding modules from ``rewrite/modules.py``
-    (``INLINE_CLASSES``), the others from ``codegen/helpers.py``."""
+    (``INLINE_CLASSES``), the others from ``codegen/helpers.py`` and ``codegen/helpers_keras_hub.py``."""
     inline_sources, constants = _definitions(_INLINE_MODULES)
     inline = constants.get("INLINE_CLASSES", ())
-    helpers = _definitions(_HELPERS)[0]
+    helpers = {name: source for path in _HELPERS for name, source in _definitions(path)[0].items()}
     return [inline_sources[name] if name in inline else helpers[name] for name in names]  # type: ignore[operator]
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, ModelSpec
-from . import h5safe
+from . import h5safe, keras_hub
 from .h5load import check_stamp, file_stamp, keras_major, load_variable
 from .jsonsafe import load_json
 from .keras_config import parse_model_config
@@ -78,6 +78,8 @@ def read_keras_zip(path: Path) -> ModelSpec:
     notes: list[str] = []
     unconverted = ""
     try:
+        # A keras-hub model saves its constructor's arguments; its builder writes the layer graph.
+        config = keras_hub.expand(config, where=f"{label}:{CONFIG}")
         graph: GraphSpec | None = parse_model_config(config, version, where=f"{label}:{CONFIG}")
     except UnsupportedError as exc:  # a subclassed model: its weights can still be listed
         graph, notes, unconverted = None, [str(exc)], str(exc)

@@ -1,0 +1,86 @@
+"""Helper modules for keras-hub's layers (and Keras's ReversibleEmbedding), inlined by source into
+generated files like ``helpers.py``'s: each depends only on torch / nn and on the helpers there."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .helpers import KerasMultiHeadAttention
+
+
+class KerasReversibleEmbedding(nn.Embedding):
+    """keras.layers.ReversibleEmbedding: an embedding of token ids; ``reverse()`` turns hidden states
+    into vocabulary logits with the embedding transposed (or, with ``tie_weights=False``, a (dim, vocab)
+    matrix of its own), soft-capped by tanh when ``logit_soft_cap`` is set."""
+
+    def __init__(self, num_embeddings, embedding_dim, tie_weights=True, logit_soft_cap=None):
+        super().__init__(num_embeddings, embedding_dim)
+        self.reverse_embeddings = None if tie_weights else nn.Parameter(torch.zeros(embedding_dim, num_embeddings))
+        self.logit_soft_cap = logit_soft_cap
+
+    def forward(self, ids):
+        return super().forward(ids.long())  # Keras casts ids; torch wants int64
+
+    def reverse(self, x):
+        logits = x @ (self.weight.t() if self.reverse_embeddings is None else self.reverse_embeddings)
+        if self.logit_soft_cap is not None:
+            logits = torch.tanh(logits / self.logit_soft_cap) * self.logit_soft_cap
+        return logits
+
+
+class KerasHubPositionEmbedding(nn.Module):
+    """keras_hub.layers.PositionEmbedding: the first T of its learned (sequence_length, dim) rows,
+    broadcast to the (N, T, dim) input (which only gives the shape)."""
+
+    def __init__(self, sequence_length, dim):
+        super().__init__()
+        self.sequence_length = sequence_length
+        self.position_embeddings = nn.Parameter(torch.zeros(sequence_length, dim))
+
+    def forward(self, x):
+        if x.shape[-2] > self.sequence_length:
+            raise ValueError(f"{x.shape[-2]} steps, but the position embedding holds {self.sequence_length}")
+        return self.position_embeddings[: x.shape[-2]].expand(x.shape)
+
+
+class KerasHubTokenAndPositionEmbedding(nn.Module):
+    """keras_hub.layers.TokenAndPositionEmbedding: token embedding + position embedding."""
+
+    def __init__(self, vocabulary_size, sequence_length, dim, tie_weights=True):
+        super().__init__()
+        self.token_embedding = KerasReversibleEmbedding(vocabulary_size, dim, tie_weights)
+        self.position_embedding = KerasHubPositionEmbedding(sequence_length, dim)
+
+    def forward(self, ids):
+        tokens = self.token_embedding(ids)
+        return tokens + self.position_embedding(tokens)
+
+
+class KerasHubTransformerEncoder(nn.Module):
+    """keras_hub.layers.TransformerEncoder: self-attention then a two-layer feed-forward, each with a
+    residual and a LayerNorm (after it, or before it with ``normalize_first``). ``padding_mask`` (N, T)
+    masks keys as keras-hub does: cast to int32, kept where > 0."""
+
+    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False):
+        super().__init__()
+        head = hidden // num_heads
+        self.normalize_first = normalize_first
+        self.self_attention = KerasMultiHeadAttention(hidden, hidden, hidden, num_heads, head, head, hidden)
+        self.self_attention_norm = nn.LayerNorm(hidden, eps=epsilon)
+        self.intermediate = nn.Linear(hidden, intermediate)
+        # by the name the converter passes (a literal, never a callable from the file)
+        self.activation = nn.GELU(approximate="tanh") if activation == "gelu_tanh" else \
+            {"relu": nn.ReLU, "gelu": nn.GELU, "silu": nn.SiLU, "tanh": nn.Tanh}[activation]()
+        self.output = nn.Linear(intermediate, hidden)
+        self.feedforward_norm = nn.LayerNorm(hidden, eps=epsilon)
+
+    def forward(self, x, padding_mask=None):
+        mask = None if padding_mask is None else padding_mask.to(torch.int32).unsqueeze(1)  # (N, 1, T)
+        y = self.self_attention_norm(x) if self.normalize_first else x
+        x = x + self.self_attention(y, y, attention_mask=mask)
+        if not self.normalize_first:
+            x = self.self_attention_norm(x)
+        y = self.feedforward_norm(x) if self.normalize_first else x
+        x = x + self.output(self.activation(self.intermediate(y)))
+        return x if self.normalize_first else self.feedforward_norm(x)

@@ -1,0 +1,73 @@
+"""``x[...]`` on a symbolic tensor in a Keras 3 Functional model (``keras.src.ops.numpy>GetItem``; keras-hub's
+BERT pools ``x[:, 0, :]``). The index is saved as data (ints, ``__slice__`` entries, None for a new axis)
+and rendered here as a literal index of the same tensor: the generated code indexes exactly as Keras.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..readers.keras_calls import ARGS_KWARG
+from ..spec import TensorRef
+from .base import Converted, Ctx, Op, TensorInfo
+from .registry import converter
+
+
+def _bound(ctx: Ctx, value: Any) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ctx.unsupported(f"slice bound {value!r} is not an integer")
+
+
+def _items(ctx: Ctx, index: Any) -> list[Any]:
+    """The index as a list of ints, slices and None."""
+    if isinstance(index, dict) and index.get("class_name") == "__tuple__":
+        index = (index.get("config") or {}).get("value")
+    items = index if isinstance(index, list) else [index]
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, dict) and item.get("class_name") == "__slice__" and isinstance(item.get("config"), dict):
+            c = item["config"]
+            step = _bound(ctx, c.get("step"))
+            if step is not None and step <= 0:
+                raise ctx.unsupported("a slice with a non-positive step")
+            out.append(slice(_bound(ctx, c.get("start")), _bound(ctx, c.get("stop")), step))
+        elif item is None or (isinstance(item, int) and not isinstance(item, bool)):
+            out.append(item)
+        else:
+            raise ctx.unsupported(f"index item {str(item)[:60]!r} (supported: integers, slices, None)")
+    return out
+
+
+def _text(item: Any) -> str:
+    if isinstance(item, slice):
+        return ":".join("" if v is None else str(v) for v in (item.start, item.stop, item.step)).rstrip(":") or ":"
+    return repr(item)
+
+
+@converter("keras.src.ops.numpy>GetItem", wants="keras")
+def get_item(ctx: Ctx) -> Converted:
+    args = ctx.call.kwargs.get(ARGS_KWARG)
+    if not isinstance(args, list) or len(args) != 2 or not isinstance(args[0], TensorRef) or len(ctx.inputs) != 1:
+        raise ctx.unsupported("expected x[index] with a constant index")
+    items = _items(ctx, args[1])
+    dims = [d for d in items if d is not None]
+    if len(dims) > ctx.x.rank:
+        raise ctx.unsupported(f"{len(dims)} indices for a tensor of rank {ctx.x.rank}")
+    if items and items[0] is None or (items and not isinstance(items[0], slice)):
+        raise ctx.unsupported("indexing the batch axis away (or a new axis before it)")
+    sizes: list[int | None] = [None, *ctx.x.shape]  # with the batch axis
+    shape: list[int | None] = []
+    axis = 0
+    for item in items:
+        if item is None:
+            shape.append(1)
+            continue
+        size = sizes[axis]
+        axis += 1
+        if isinstance(item, slice):
+            shape.append(None if size is None else len(range(*item.indices(size))))
+        elif size is not None and not -size <= item < size:
+            raise ctx.unsupported(f"index {item} out of range for an axis of size {size}")
+    shape += sizes[axis:]
+    return Converted((Op(f"{{x}}[{', '.join(_text(i) for i in items)}]"),), (TensorInfo(tuple(shape[1:])),))

@@ -1,0 +1,43 @@
+"""Weights of a composite keras-hub layer, by the sublayer that owns them.
+
+A Keras 3 file saves a layer's sublayers under their attribute names, in a sorted walk
+(``transformer_encoder/_self_attention_layer/query_dense/vars/0``); a composite layer's converter asks
+for its sublayers by those names and gets each one's variables in creation order (vars/0, vars/1 …),
+never by position in the flat list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...spec import Variable
+from ..base import Ctx
+
+HUB = "keras_hub>"
+
+
+def sublayer_weights(ctx: Ctx, expected: Mapping[str, int]) -> dict[str, tuple[Variable, ...]]:
+    """``{"sub/path": (vars/0, vars/1, …)}`` for each expected sublayer path and variable count."""
+    paths = [(v.tf_name or v.name).split(":")[0].split("/") for v in ctx.layer.weights]
+    if not paths or any(len(p) < 3 or p[-2] != "vars" or not p[-1].isdigit() for p in paths):
+        found = ", ".join((v.tf_name or v.name) for v in ctx.layer.weights[:4]) or "none"
+        raise ctx.unsupported(f"expected the weights of a Keras 3 .keras file (…/<sublayer>/vars/<i>), found {found}",
+                              "save the model with model.save('x.keras')")
+    root = _common_prefix([p[:-2] for p in paths])
+    groups: dict[str, dict[int, Variable]] = {}
+    for var, path in zip(ctx.layer.weights, paths, strict=True):
+        groups.setdefault("/".join(path[root:-2]).replace("/_", "/").lstrip("_"), {})[int(path[-1])] = var
+    found = {k: len(v) for k, v in groups.items()}
+    if found != dict(expected) or any(sorted(v) != list(range(len(v))) for v in groups.values()):
+        raise ctx.unsupported(f"expected weights {dict(sorted(expected.items()))}, found {dict(sorted(found.items()))}",
+                              "the file does not match its own config")
+    return {k: tuple(v[i] for i in range(len(v))) for k, v in groups.items()}
+
+
+def _common_prefix(paths: list[list[str]]) -> int:
+    if len(paths) == 1:
+        return len(paths[0]) - 1  # one sublayer: its own group is the last component
+    n = 0
+    while all(len(p) > n and p[n] == paths[0][n] for p in paths):
+        n += 1
+    return n

@@ -1,0 +1,105 @@
+"""Writing the Functional config a keras-hub model builds in its constructor.
+
+A keras-hub ``Backbone`` is a Functional model, but its saved ``config.json`` holds only the arguments of
+its constructor (``BertBackbone(num_layers=12, ...)``); the layer graph exists only while that Python code
+runs. tf2torch never runs it: each supported class has a builder (``bert.py`` …) that writes the graph the
+constructor builds, in Keras 3's own Functional config format, so the rest of the pipeline (the config
+parser, the weight attachment by object path, the converters) treats it as any other ``.keras`` model.
+
+The builder must list layers in the order Keras's ``model.operations`` does (a topological order from the
+inputs) because the weights file numbers layers of one class in that order (``transformer_encoder_1``);
+Keras >= 3.10 also tags each weight group with its layer's name, which the weight attachment checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+KERAS_TENSOR = "__keras_tensor__"
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One output of one call of a layer: ``[layer, node, index]`` in Keras's notation."""
+
+    layer: str
+    node: int = 0
+    index: int = 0
+
+    def serialize(self) -> dict[str, Any]:
+        return {"class_name": KERAS_TENSOR, "config": {"keras_history": [self.layer, self.node, self.index]}}
+
+
+def _serialize(value: Any) -> Any:
+    if isinstance(value, Ref):
+        return value.serialize()
+    if isinstance(value, tuple):  # Keras 3 keeps tuples apart from lists
+        return {"class_name": "__tuple__", "config": {"value": [_serialize(v) for v in value]}}
+    if isinstance(value, list):
+        return [_serialize(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _serialize(v) for k, v in value.items()}
+    return value
+
+
+def sliced(start: int | None = None, stop: int | None = None, step: int | None = None) -> dict[str, Any]:
+    """A Python slice as Keras 3 serializes it inside an op's arguments (``x[:, 0, :]``)."""
+    return {"class_name": "__slice__", "config": {"start": start, "stop": stop, "step": step}}
+
+
+class FunctionalGraph:
+    """Layers appended in call order; ``model()`` returns the ``{"class_name", "config"}`` entry."""
+
+    def __init__(self, name: str, dtype: Any) -> None:
+        self.name = name
+        self.dtype = dtype  # the model's dtype policy, which keras-hub passes to every layer
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.inputs: dict[str, Ref] = {}
+
+    def input(self, name: str, shape: tuple[int | None, ...], dtype: str) -> Ref:
+        self._add(name, {"module": "keras.layers", "class_name": "InputLayer", "registered_name": None,
+                         "config": {"name": name, "batch_shape": [None, *shape], "dtype": dtype}})
+        self.inputs[name] = Ref(name)
+        return Ref(name)
+
+    def layer(self, class_name: str, name: str, config: Mapping[str, Any], *args: Any,
+              module: str = "keras.layers", registered: str | None = None, **kwargs: Any) -> Ref:
+        """Call a layer (a new one, or one already called: a shared layer gets its next node)."""
+        entry = self.entries.get(name)
+        if entry is None:
+            entry = self._add(name, {"module": module, "class_name": class_name, "registered_name": registered,
+                                     "config": {"name": name, "trainable": True, "dtype": self.dtype, **config}})
+        elif entry["class_name"] != class_name:
+            raise ValueError(f"two layers named {name!r}")  # a builder bug, never the user's file
+        entry["inbound_nodes"].append({"args": _serialize(list(args)), "kwargs": _serialize(kwargs)})
+        return Ref(name, len(entry["inbound_nodes"]) - 1)
+
+    def hub(self, class_name: str, name: str, config: Mapping[str, Any], *args: Any, **kwargs: Any) -> Ref:
+        """Call a keras-hub layer (registered as ``keras_hub>Class``)."""
+        return self.layer(class_name, name, config, *args, module="keras_hub.src.layers",
+                          registered=f"keras_hub>{class_name}", **kwargs)
+
+    def op(self, class_name: str, module: str, name: str, config: Mapping[str, Any], *args: Any) -> Ref:
+        """A ``keras.ops`` call on symbolic tensors (``x[:, 0, :]`` is ``keras.src.ops.numpy>GetItem``)."""
+        entry = self._add(name, {"module": module, "class_name": class_name, "registered_name": class_name,
+                                 "config": {"name": name, **config}})
+        entry["inbound_nodes"].append({"args": _serialize(list(args)), "kwargs": {}})
+        return Ref(name)
+
+    def model(self, class_name: str, outputs: Mapping[str, Ref] | Ref) -> dict[str, Any]:
+        def triple(r: Ref) -> list[Any]:
+            return [r.layer, r.node, r.index]
+
+        out = triple(outputs) if isinstance(outputs, Ref) else {k: triple(v) for k, v in outputs.items()}
+        return {"module": "keras_hub.src.models", "class_name": class_name, "registered_name": f"keras_hub>{class_name}",
+                "config": {"name": self.name, "trainable": True, "layers": list(self.entries.values()),
+                           "input_layers": {k: triple(v) for k, v in self.inputs.items()}, "output_layers": out}}
+
+    def _add(self, name: str, entry: dict[str, Any]) -> dict[str, Any]:
+        if name in self.entries:
+            raise ValueError(f"two layers named {name!r}")
+        entry = {**entry, "name": name, "inbound_nodes": []}
+        self.entries[name] = entry
+        return entry
