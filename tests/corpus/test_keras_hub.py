@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import require_package
-from tests.util import convert_in_memory
+from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
 from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.readers import keras_hub as hub_builders
 
@@ -31,6 +31,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "electra": ("ElectraBackbone", dict(SMALL, vocab_size=50, embedding_dim=4)),
     "roberta": ("RobertaBackbone", dict(SMALL, vocabulary_size=50)),
     "distil_bert": ("DistilBertBackbone", dict(SMALL, vocabulary_size=50)),
+    "vgg": ("VGGBackbone", dict(stackwise_num_repeats=[2, 1], stackwise_num_filters=[4, 8], image_shape=(16, 16, 3))),
+    "densenet": ("DenseNetBackbone", dict(stackwise_num_repeats=[2, 2], growth_rate=4, image_shape=(32, 32, 3))),
 }
 
 
@@ -40,16 +42,23 @@ def keras_hub():
 
 
 def randomise(model, seed: int) -> None:
-    """Every weight random (norm scales near 1), so a swapped or dropped weight shows."""
+    """Every weight random (norm scales near 1, BatchNorm variances in [0.5, 1.5]), so a swapped or
+    dropped weight or statistic shows."""
     rng = np.random.default_rng(seed)
     for weight in model.weights:
-        scale = 1.0 if weight.name in ("gamma", "scale") else 0.0
-        weight.assign((scale + rng.normal(0, 0.3, tuple(weight.shape))).astype("float32"))
+        shape = tuple(weight.shape)
+        if weight.name == "moving_variance":
+            value = rng.uniform(0.5, 1.5, shape)
+        else:
+            value = (1.0 if weight.name in ("gamma", "scale") else 0.0) + rng.normal(0, 0.3, shape)
+        weight.assign(value.astype("float32"))
 
 
-def text_inputs(model, seed: int) -> dict[str, np.ndarray]:
-    """Two sequences of 7 tokens; the second padded after 4 (its last 3 keys masked)."""
+def model_inputs(model, seed: int) -> dict[str, np.ndarray]:
+    """Two images, or two sequences of 7 tokens with the second padded after 4 (its last 3 keys masked)."""
     rng = np.random.default_rng(seed)
+    if not isinstance(model.input, dict):  # an image backbone
+        return {"images": rng.uniform(0, 1, (2, *model.input.shape[1:])).astype("float32")}
     inputs = {"token_ids": rng.integers(0, 50, (2, 7)).astype("int32"),
               "padding_mask": np.array([[1] * 7, [1] * 4 + [0] * 3], "int32"),
               "segment_ids": rng.integers(0, 2, (2, 7)).astype("int32")}
@@ -78,8 +87,8 @@ def models(tmp_path_factory):
             class_name, kwargs = CASES[name]
             model = getattr(keras_hub().models, class_name)(**kwargs)
             randomise(model, seed=1)
-            inputs = text_inputs(model, seed=2)
-            outputs = model(inputs, training=False)
+            inputs = model_inputs(model, seed=2)
+            outputs = model(inputs if len(inputs) > 1 else inputs["images"], training=False)
             path = tmp_path_factory.mktemp(name) / f"{name}.keras"
             model.save(path)
             expected = outputs if isinstance(outputs, dict) else {"output": outputs}
@@ -109,20 +118,24 @@ def test_the_builder_writes_the_graph_keras_hub_builds(saved):
     with zipfile.ZipFile(path) as zf:
         ours = hub_builders.expand(json.loads(zf.read("config.json")), str(path))["config"]
     theirs = functional_config(model)
-    # keras.ops layers are named by a process-wide counter (get_item, get_item_1 ...): pair them by position
+    # keras.ops layers and unnamed inputs are named by a process-wide counter (get_item_1, input_layer_3):
+    # pair them by position
     rename = {t["name"]: o["name"] for o, t in zip(ours["layers"], theirs["layers"])
-              if str(t.get("module")).startswith("keras.src.ops")}
+              if str(t.get("module")).startswith("keras.src.ops") or t["class_name"] == "InputLayer"}
     print(name, [e["name"] for e in ours["layers"]])
     assert [(e["class_name"], e["name"]) for e in ours["layers"]] == \
         [(e["class_name"], rename.get(e["name"], e["name"])) for e in theirs["layers"]]
     for o, t in zip(ours["layers"], theirs["layers"]):
         for key, value in o["config"].items():
-            if key == "dtype" or (key == "name" and o["name"] != t["name"]):
+            if key == "dtype" or (key == "name" and o["name"] != t["name"]) or o["class_name"] == "InputLayer":
                 continue
             assert json.dumps(value, sort_keys=True) == json.dumps(t["config"].get(key), sort_keys=True), (o["name"], key)
         calls = [[(rename.get(a, a), b, c) for a, b, c in _tensors(n)] for n in t["inbound_nodes"]]
         assert [_tensors(n) for n in o["inbound_nodes"]] == calls, o["name"]
-    assert json.dumps(ours["input_layers"], sort_keys=True) == json.dumps(theirs["input_layers"], sort_keys=True)
+    named = json.dumps(theirs["input_layers"], sort_keys=True)
+    for old, new in rename.items():
+        named = named.replace(json.dumps(old), json.dumps(new))
+    assert json.dumps(ours["input_layers"], sort_keys=True) == named
     assert json.dumps(ours["output_layers"], sort_keys=True) == json.dumps(theirs["output_layers"], sort_keys=True)
 
 
@@ -132,11 +145,11 @@ def test_the_generated_model_computes_keras_hubs_outputs(saved):
     name, _, path, inputs, expected = saved
     model, result = convert_in_memory(path)
     assert result.model_source  # a model.py, not a bare state_dict
-    with torch.no_grad():
-        got = model(*(torch.from_numpy(inputs[k]) for k in sorted(inputs)))
+    with torch.no_grad():  # images go in channels-first, as the generated model takes them
+        got = model(*(to_torch_layout(inputs[k]) for k in sorted(inputs)))
     got = got if isinstance(got, tuple) else (got,)
     for key, value in zip(sorted(expected), got, strict=True):
-        rel = float(np.abs(value.numpy() - expected[key]).max() / np.abs(expected[key]).max())
+        rel = float(np.abs(to_tf_layout(value) - expected[key]).max() / np.abs(expected[key]).max())
         print(f"{name} {key}: max relative error {rel:.2e}")
         assert rel <= 1e-4, (name, key, rel)
 

@@ -52,8 +52,9 @@ def sliced(start: int | None = None, stop: int | None = None, step: int | None =
 class FunctionalGraph:
     """Layers appended in call order; ``model()`` returns the ``{"class_name", "config"}`` entry."""
 
-    def __init__(self, name: str, dtype: Any) -> None:
+    def __init__(self, name: str, dtype: Any, keyed_inputs: bool = True) -> None:
         self.name = name
+        self.keyed_inputs = keyed_inputs  # inputs={"token_ids": ...} (text models) or inputs=image (one tensor)
         self.dtype = dtype  # the model's dtype policy, which keras-hub passes to every layer
         self.entries: dict[str, dict[str, Any]] = {}
         self.inputs: dict[str, Ref] = {}
@@ -93,9 +94,13 @@ class FunctionalGraph:
             return [r.layer, r.node, r.index]
 
         out = triple(outputs) if isinstance(outputs, Ref) else {k: triple(v) for k, v in outputs.items()}
+        ins: Any = {k: triple(v) for k, v in self.inputs.items()}
+        if not self.keyed_inputs:
+            ins = [triple(v) for v in self.inputs.values()]
+            ins = ins[0] if len(ins) == 1 else ins
         return {"module": "keras_hub.src.models", "class_name": class_name, "registered_name": f"keras_hub>{class_name}",
                 "config": {"name": self.name, "trainable": True, "layers": list(self.entries.values()),
-                           "input_layers": {k: triple(v) for k, v in self.inputs.items()}, "output_layers": out}}
+                           "input_layers": ins, "output_layers": out}}
 
     def _add(self, name: str, entry: dict[str, Any]) -> dict[str, Any]:
         if name in self.entries:
