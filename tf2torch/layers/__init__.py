@@ -9,7 +9,7 @@ from . import (  # noqa: F401  (registration)
     conv,
     dense,
     einsum,
-    getitem,
+    ops_array,
     image,
     keras_hub,
     merge,

@@ -6,9 +6,10 @@ runs. tf2torch never runs it: each supported class has a builder (``bert.py`` �
 constructor builds, in Keras 3's own Functional config format, so the rest of the pipeline (the config
 parser, the weight attachment by object path, the converters) treats it as any other ``.keras`` model.
 
-The builder must list layers in the order Keras's ``model.operations`` does (a topological order from the
-inputs) because the weights file numbers layers of one class in that order (``transformer_encoder_1``);
-Keras >= 3.10 also tags each weight group with its layer's name, which the weight attachment checks.
+Builders call layers in the constructor's order; ``model()`` then lists them in the order Keras's
+``model.operations`` does (``keras_order``), because the weights file numbers the layers of one class in
+that order (``conv2d``, ``conv2d_1`` …). Keras >= 3.10 also tags each weight group with its layer's name,
+which the weight attachment checks.
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ def _serialize(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: _serialize(v) for k, v in value.items()}
     return value
+
+
+def _flat_refs(node: Mapping[str, Any]) -> list[Ref]:
+    """A call's input tensors in Keras's flatten order (args, then kwargs by sorted key)."""
+    def walk(v: Any) -> list[Ref]:
+        if isinstance(v, Mapping) and v.get("class_name") == KERAS_TENSOR:
+            return [Ref(*v["config"]["keras_history"])]
+        if isinstance(v, Mapping):
+            items = v["config"]["value"] if v.get("class_name") == "__tuple__" else [v[k] for k in sorted(v)]
+            return [r for x in items for r in walk(x)]
+        if isinstance(v, list):
+            return [r for x in v for r in walk(x)]
+        return []
+
+    return walk(node["args"]) + walk(node["kwargs"])
 
 
 def sliced(start: int | None = None, stop: int | None = None, step: int | None = None) -> dict[str, Any]:
@@ -82,14 +98,23 @@ class FunctionalGraph:
         return self.layer(class_name, name, config, *args, module="keras_hub.src.layers",
                           registered=f"keras_hub>{class_name}", **kwargs)
 
-    def op(self, class_name: str, module: str, name: str, config: Mapping[str, Any], *args: Any) -> Ref:
+    def op(self, class_name: str, module: str, name: str, config: Mapping[str, Any], *args: Any,
+           **kwargs: Any) -> Ref:
         """A ``keras.ops`` call on symbolic tensors (``x[:, 0, :]`` is ``keras.src.ops.numpy>GetItem``)."""
         entry = self._add(name, {"module": module, "class_name": class_name, "registered_name": class_name,
                                  "config": {"name": name, **config}})
-        entry["inbound_nodes"].append({"args": _serialize(list(args)), "kwargs": {}})
+        entry["inbound_nodes"].append({"args": _serialize(list(args)), "kwargs": _serialize(kwargs)})
         return Ref(name)
 
+    def auto_name(self, base: str) -> str:
+        """The name Keras gives an unnamed layer (``base``, ``base_1`` …; in the user's process the counter
+        may have started higher, which only matters for the name: such layers hold no weights)."""
+        n = sum(1 for name in self.entries if name == base or name.startswith(base + "_"))
+        return base if n == 0 else f"{base}_{n}"
+
     def model(self, class_name: str, outputs: Mapping[str, Ref] | Ref) -> dict[str, Any]:
+        flat_outputs = [outputs] if isinstance(outputs, Ref) else [outputs[k] for k in sorted(outputs)]
+        layers = [self.entries[name] for name in self.keras_order(flat_outputs)]
         def triple(r: Ref) -> list[Any]:
             return [r.layer, r.node, r.index]
 
@@ -99,8 +124,46 @@ class FunctionalGraph:
             ins = [triple(v) for v in self.inputs.values()]
             ins = ins[0] if len(ins) == 1 else ins
         return {"module": "keras_hub.src.models", "class_name": class_name, "registered_name": f"keras_hub>{class_name}",
-                "config": {"name": self.name, "trainable": True, "layers": list(self.entries.values()),
+                "config": {"name": self.name, "trainable": True, "layers": layers,
                            "input_layers": ins, "output_layers": out}}
+
+    def keras_order(self, outputs: list[Ref]) -> list[str]:
+        """Layer names in ``Functional.operations`` order (``keras.src.ops.function.map_graph``): a
+        depth-first walk from the outputs numbers operations as first seen and lists nodes after their
+        inputs; each node's depth is its longest path to an output; operations go deepest first, ties
+        in walk order."""
+        calls = {(n, i): [r for r in _flat_refs(node)] for n, e in self.entries.items()
+                 for i, node in enumerate(e["inbound_nodes"])}
+        first_seen: dict[str, int] = {}
+        finished: set[tuple[str, int]] = set()
+        walk: list[tuple[str, int]] = []  # nodes from the inputs to the outputs
+        for out in outputs:  # iterative form of _build_map_helper (deep nets exceed Python's recursion)
+            stack: list[tuple[tuple[str, int], int]] = [((out.layer, out.node), 0)]
+            while stack:
+                node, step = stack.pop()
+                if step == 0:
+                    if node in finished:
+                        continue
+                    first_seen.setdefault(node[0], len(first_seen))
+                parents = calls.get(node, [])
+                if step < len(parents):
+                    stack.append((node, step + 1))
+                    stack.append(((parents[step].layer, parents[step].node), 0))
+                elif node not in finished:
+                    finished.add(node)
+                    walk.append(node)
+        node_depth: dict[tuple[str, int], int] = {}
+        layer_depth: dict[str, int] = {}
+        for node in reversed(walk):
+            depth = max(node_depth.setdefault(node, 0), layer_depth.get(node[0], 0))
+            layer_depth[node[0]] = node_depth[node] = depth
+            for parent in calls.get(node, []):
+                key = (parent.layer, parent.node)
+                node_depth[key] = max(depth + 1, node_depth.get(key, 0))
+        for name in self.inputs:  # an input no output depends on
+            if name not in layer_depth:
+                layer_depth[name], first_seen[name] = 0, -1
+        return sorted(layer_depth, key=lambda name: (-layer_depth[name], first_seen[name]))
 
     def _add(self, name: str, entry: dict[str, Any]) -> dict[str, Any]:
         if name in self.entries:

@@ -15,7 +15,7 @@ from .keras_layers import activation, batch_norm, conv2d, image_input, pool2d
 DENSENET_BN_EPSILON = 1.001e-5  # densenet_backbone.BN_EPSILON
 
 
-def _ints(args: Args, key: str) -> list[int]:
+def positive_ints(args: Args, key: str) -> list[int]:
     value = args.raw(key)
     if not isinstance(value, list) or not value or any(isinstance(v, bool) or not isinstance(v, int) or v < 1
                                                         for v in value):
@@ -23,7 +23,7 @@ def _ints(args: Args, key: str) -> list[int]:
     return value
 
 
-def _image(args: Args, g: FunctionalGraph) -> Ref:
+def image(args: Args, g: FunctionalGraph) -> Ref:
     shape = args.raw("image_shape", [None, None, 3])
     try:
         return image_input(g, "input_layer", shape)
@@ -34,8 +34,8 @@ def _image(args: Args, g: FunctionalGraph) -> Ref:
 @builds("VGGBackbone")
 def vgg(args: Args) -> dict[str, Any]:
     g = FunctionalGraph(args.name, args.dtype, keyed_inputs=False)
-    x = _image(args, g)
-    repeats, filters = _ints(args, "stackwise_num_repeats"), _ints(args, "stackwise_num_filters")
+    x = image(args, g)
+    repeats, filters = positive_ints(args, "stackwise_num_repeats"), positive_ints(args, "stackwise_num_filters")
     if len(repeats) != len(filters):
         raise args.fail("stackwise_num_filters", f"{len(repeats)} values, one per stack")
     for stack, (count, width) in enumerate(zip(repeats, filters), start=1):
@@ -48,8 +48,8 @@ def vgg(args: Args) -> dict[str, Any]:
 @builds("DenseNetBackbone")
 def densenet(args: Args) -> dict[str, Any]:
     g = FunctionalGraph(args.name, args.dtype, keyed_inputs=False)
-    x = _image(args, g)
-    repeats = _ints(args, "stackwise_num_repeats")
+    x = image(args, g)
+    repeats = positive_ints(args, "stackwise_num_repeats")
     growth, compression = args.int("growth_rate", 32), args.float("compression_ratio", 0.5)
     eps = DENSENET_BN_EPSILON
     x = conv2d(g, "conv1_conv", x, 64, 7, strides=2, padding="same", use_bias=False)

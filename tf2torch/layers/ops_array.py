@@ -1,6 +1,6 @@
-"""``x[...]`` on a symbolic tensor in a Keras 3 Functional model (``keras.src.ops.numpy>GetItem``; keras-hub's
-BERT pools ``x[:, 0, :]``). The index is saved as data (ints, ``__slice__`` entries, None for a new axis)
-and rendered here as a literal index of the same tensor: the generated code indexes exactly as Keras.
+"""``keras.ops`` array calls on symbolic tensors in a Keras 3 Functional model: ``x[...]`` (``GetItem``;
+keras-hub's BERT pools ``x[:, 0, :]``) and ``keras.ops.pad`` (``Pad``; ResNetV2 pads with -inf before its
+max-pool). Their arguments are saved as data and rendered here as literals.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 from ..readers.keras_calls import ARGS_KWARG
 from ..spec import TensorRef
 from .base import Converted, Ctx, Op, TensorInfo
+from .common import torch_axis
 from .registry import converter
 
 
@@ -71,3 +72,31 @@ def get_item(ctx: Ctx) -> Converted:
             raise ctx.unsupported(f"index {item} out of range for an axis of size {size}")
     shape += sizes[axis:]
     return Converted((Op(f"{{x}}[{', '.join(_text(i) for i in items)}]"),), (TensorInfo(tuple(shape[1:])),))
+
+
+def _float_literal(value: float) -> str:
+    return f"float({str(value)!r})" if value != value or value in (float("inf"), float("-inf")) else repr(value)
+
+
+@converter("keras.src.ops.numpy>Pad", wants="any")
+def pad(ctx: Ctx) -> Converted:
+    """keras.ops.pad(x, pad_width, mode="constant", constant_values=c) as F.pad over the same axes."""
+    widths, mode = ctx.config.get("pad_width"), ctx.config.get("mode", "constant")
+    value = ctx.call.kwargs.get("constant_values", 0)
+    if mode != "constant":
+        raise ctx.unsupported(f"mode={mode!r}; only constant padding is supported")
+    if ctx.x.layout == "cf_flat":
+        raise ctx.unsupported("padding a flattened channels-first tensor")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or len(ctx.inputs) != 1:
+        raise ctx.unsupported(f"constant_values={value!r}; expected one number")
+    ok = isinstance(widths, list) and len(widths) == ctx.x.rank and all(
+        isinstance(w, list) and len(w) == 2 and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in w)
+        for w in widths)
+    if not ok or widths[0] != [0, 0]:
+        raise ctx.unsupported(f"pad_width={widths!r}; expected one [before, after] per axis, none on the batch axis")
+    by_dim = {torch_axis(a, ctx.x): w for a, w in enumerate(widths)}
+    last = max(d for d, w in by_dim.items() if w != [0, 0]) if any(w != [0, 0] for w in widths) else 0
+    flat = [v for d in range(last, 0, -1) for v in by_dim[d]]  # F.pad: the last dim first
+    shape = tuple(None if s is None else s + sum(w) for s, w in zip(ctx.x.shape, widths[1:]))
+    return Converted((Op(f"F.pad({{x}}, {flat!r}, value={_float_literal(float(value))})"),),
+                     (TensorInfo(shape, ctx.x.layout),))
