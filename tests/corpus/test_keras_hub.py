@@ -33,6 +33,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "electra": ("ElectraBackbone", dict(SMALL, vocab_size=50, embedding_dim=4)),
     "roberta": ("RobertaBackbone", dict(SMALL, vocabulary_size=50)),
     "distil_bert": ("DistilBertBackbone", dict(SMALL, vocabulary_size=50)),
+    "gpt2": ("GPT2Backbone", dict(SMALL, vocabulary_size=50)),
+    "opt": ("OPTBackbone", dict(SMALL, vocabulary_size=50)),
     "vgg": ("VGGBackbone", dict(stackwise_num_repeats=[2, 1], stackwise_num_filters=[4, 8], image_shape=(16, 16, 3))),
     "resnet_v1": ("ResNetBackbone", dict(RESNET, block_type="bottleneck_block")),
     "resnet_v2": ("ResNetBackbone", dict(RESNET, block_type="basic_block", use_pre_activation=True)),

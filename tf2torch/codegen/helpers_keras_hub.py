@@ -75,8 +75,12 @@ class KerasHubTransformerEncoder(nn.Module):
         self.output = nn.Linear(intermediate, hidden)
         self.feedforward_norm = nn.LayerNorm(hidden, eps=epsilon)
 
+    def attention_mask(self, x, padding_mask):
+        """Which keys each query sees: (N, 1, T) from the padding mask, or None."""
+        return None if padding_mask is None else padding_mask.to(torch.int32).unsqueeze(1) > 0
+
     def forward(self, x, padding_mask=None):
-        mask = None if padding_mask is None else padding_mask.to(torch.int32).unsqueeze(1)  # (N, 1, T)
+        mask = self.attention_mask(x, padding_mask)
         y = self.self_attention_norm(x) if self.normalize_first else x
         x = x + self.self_attention(y, y, attention_mask=mask)
         if not self.normalize_first:
@@ -84,3 +88,14 @@ class KerasHubTransformerEncoder(nn.Module):
         y = self.feedforward_norm(x) if self.normalize_first else x
         x = x + self.output(self.activation(self.intermediate(y)))
         return x if self.normalize_first else self.feedforward_norm(x)
+
+
+class KerasHubTransformerDecoder(KerasHubTransformerEncoder):
+    """keras_hub.layers.TransformerDecoder without cross-attention (GPT-2, OPT): the encoder block with
+    causal self-attention; query step i sees key steps j <= i that the padding mask keeps."""
+
+    def attention_mask(self, x, padding_mask):
+        steps = x.shape[1]
+        causal = torch.ones(steps, steps, dtype=torch.bool, device=x.device).tril().unsqueeze(0)  # (1, T, T)
+        padded = super().attention_mask(x, padding_mask)
+        return causal if padded is None else causal & padded

@@ -1,5 +1,6 @@
-"""keras-hub's TransformerEncoder as the helper ``KerasHubTransformerEncoder`` (its MultiHeadAttention is
-``KerasMultiHeadAttention``), with the ``padding_mask`` keras-hub's encoders are called with."""
+"""keras-hub's TransformerEncoder and TransformerDecoder (without cross-attention) as the helpers
+``KerasHubTransformerEncoder`` / ``KerasHubTransformerDecoder`` (their MultiHeadAttention is
+``KerasMultiHeadAttention``), with the padding mask keras-hub's models call them with."""
 
 from __future__ import annotations
 
@@ -24,12 +25,12 @@ def activation_name(ctx: Ctx, value: Any) -> str:
     return _ACTIVATIONS[name]
 
 
-def _padding_mask(ctx: Ctx) -> bool:
+def _padding_mask(ctx: Ctx, keyword: str, allowed: dict[str, Any]) -> bool:
     kwargs = ctx.call.kwargs
-    others = sorted(k for k, v in kwargs.items() if k != "padding_mask" and v not in (None, False))
+    others = sorted(k for k, v in kwargs.items() if k != keyword and allowed.get(k, None) != v and v is not None)
     if others:
-        raise ctx.unsupported(f"called with {', '.join(others)}; only padding_mask is supported")
-    masked = isinstance(kwargs.get("padding_mask"), TensorRef)
+        raise ctx.unsupported(f"called with {', '.join(others)}; only {keyword} is supported")
+    masked = isinstance(kwargs.get(keyword), TensorRef)
     if len(ctx.inputs) != 1 + masked or ctx.x.rank != 3 or ctx.x.shape[-1] is None:
         raise ctx.unsupported(f"expected an (N, T, D) input and optionally a padding mask, found "
                               f"{[i.shape for i in ctx.inputs]}")
@@ -38,9 +39,12 @@ def _padding_mask(ctx: Ctx) -> bool:
     return masked
 
 
-@converter(HUB + "TransformerEncoder", wants="keras")
-def transformer_encoder(ctx: Ctx) -> Converted:
-    masked = _padding_mask(ctx)
+@converter(HUB + "TransformerEncoder", HUB + "TransformerDecoder", wants="keras")
+def transformer_block(ctx: Ctx) -> Converted:
+    decoder = ctx.layer.class_name == HUB + "TransformerDecoder"
+    # A decoder called with an encoder sequence has cross-attention (its weights would also be there).
+    masked = _padding_mask(ctx, "decoder_padding_mask", {"use_causal_mask": True}) if decoder else \
+        _padding_mask(ctx, "padding_mask", {"return_attention_scores": False})
     hidden, inner, heads = ctx.x.shape[-1], cfg_int(ctx, "intermediate_dim"), cfg_int(ctx, "num_heads")
     if hidden % heads:
         raise ctx.unsupported(f"hidden size {hidden} is not a multiple of num_heads={heads}")
@@ -64,8 +68,8 @@ def transformer_encoder(ctx: Ctx) -> Converted:
         first_var, second = w[theirs]
         params += [param("", f"{ours}.weight", first_var, "dense" if kind == "dense" else "identity"),
                    param("", f"{ours}.bias", second)]
-    module = Module("KerasHubTransformerEncoder", (hidden, inner, heads, act, epsilon),
-                    (("normalize_first", True),) if first else ())
+    cls = "KerasHubTransformerDecoder" if decoder else "KerasHubTransformerEncoder"
+    module = Module(cls, (hidden, inner, heads, act, epsilon), (("normalize_first", True),) if first else ())
     call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
-    return Converted((Op(call, module),), (ctx.x,), tuple(params),
-                     helpers=("KerasMultiHeadAttention", "KerasHubTransformerEncoder"))
+    helpers = ("KerasMultiHeadAttention", "KerasHubTransformerEncoder", *((cls,) if decoder else ()))
+    return Converted((Op(call, module),), (ctx.x,), tuple(params), helpers=helpers)

@@ -122,4 +122,4 @@ def expand(entry: Any, where: str) -> Any:
 
 
 def _load() -> None:
-    from . import bert, resnet, vision  # noqa: F401  (registration)
+    from . import bert, decoders, resnet, vision  # noqa: F401  (registration)
