@@ -26,6 +26,7 @@ from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.readers import keras_hub as hub_builders
 
 SMALL = dict(num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16, max_sequence_length=16)
+LLM = dict(num_layers=2, num_query_heads=4, num_key_value_heads=2, hidden_dim=16, intermediate_dim=32)
 RESNET = dict(input_conv_filters=[64], input_conv_kernel_sizes=[7], stackwise_num_filters=[64, 8],
               stackwise_num_blocks=[2, 1], stackwise_num_strides=[1, 2], image_shape=(32, 32, 3))
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -35,6 +36,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "distil_bert": ("DistilBertBackbone", dict(SMALL, vocabulary_size=50)),
     "gpt2": ("GPT2Backbone", dict(SMALL, vocabulary_size=50)),
     "opt": ("OPTBackbone", dict(SMALL, vocabulary_size=50)),
+    "llama": ("LlamaBackbone", dict(LLM, vocabulary_size=50)),
+    "mistral": ("MistralBackbone", dict(LLM, vocabulary_size=50, sliding_window=3)),
     "vgg": ("VGGBackbone", dict(stackwise_num_repeats=[2, 1], stackwise_num_filters=[4, 8], image_shape=(16, 16, 3))),
     "resnet_v1": ("ResNetBackbone", dict(RESNET, block_type="bottleneck_block")),
     "resnet_v2": ("ResNetBackbone", dict(RESNET, block_type="basic_block", use_pre_activation=True)),
@@ -77,6 +80,9 @@ def functional_config(model) -> dict[str, Any]:
     """The graph config Keras would save for this model were it a plain Functional model."""
     from keras.src.models import functional
 
+    for op in model.operations:  # keras-hub 0.32's LlamaTransformerDecoder.get_config reads a missing attribute
+        if type(op).__name__ == "LlamaTransformerDecoder" and not hasattr(op, "rope_scaling_factor"):
+            op.rope_scaling_factor = op.rope_position_scaling_factor
     like = functional.functional_like_constructor
     functional.functional_like_constructor = lambda cls: True  # keras-hub's get_config returns its arguments
     try:

@@ -25,7 +25,7 @@ def activation_name(ctx: Ctx, value: Any) -> str:
     return _ACTIVATIONS[name]
 
 
-def _padding_mask(ctx: Ctx, keyword: str, allowed: dict[str, Any]) -> bool:
+def padding_mask(ctx: Ctx, keyword: str, allowed: dict[str, Any]) -> bool:
     kwargs = ctx.call.kwargs
     others = sorted(k for k, v in kwargs.items() if k != keyword and allowed.get(k, None) != v and v is not None)
     if others:
@@ -43,8 +43,8 @@ def _padding_mask(ctx: Ctx, keyword: str, allowed: dict[str, Any]) -> bool:
 def transformer_block(ctx: Ctx) -> Converted:
     decoder = ctx.layer.class_name == HUB + "TransformerDecoder"
     # A decoder called with an encoder sequence has cross-attention (its weights would also be there).
-    masked = _padding_mask(ctx, "decoder_padding_mask", {"use_causal_mask": True}) if decoder else \
-        _padding_mask(ctx, "padding_mask", {"return_attention_scores": False})
+    masked = padding_mask(ctx, "decoder_padding_mask", {"use_causal_mask": True}) if decoder else \
+        padding_mask(ctx, "padding_mask", {"return_attention_scores": False})
     hidden, inner, heads = ctx.x.shape[-1], cfg_int(ctx, "intermediate_dim"), cfg_int(ctx, "num_heads")
     if hidden % heads:
         raise ctx.unsupported(f"hidden size {hidden} is not a multiple of num_heads={heads}")

@@ -57,8 +57,17 @@ class Args:
             raise self.fail(key, f"one of {', '.join(choices)}" if choices else "a string")
         return value
 
+    def number(self, key: str, default: float | None = None) -> int | float:
+        """A number as saved (an int stays an int: the graph config keeps what keras-hub passes on)."""
+        value = self._get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, "a number")
+        return value
+
     def raw(self, key: str, default: Any = None) -> Any:
-        return self._get(key, default)
+        """The value as saved, or ``default`` when absent (the caller checks it)."""
+        self.read.add(key)
+        return self.config.get(key, default)
 
     @property
     def name(self) -> str:
@@ -122,4 +131,4 @@ def expand(entry: Any, where: str) -> Any:
 
 
 def _load() -> None:
-    from . import bert, decoders, resnet, vision  # noqa: F401  (registration)
+    from . import bert, decoders, llm, resnet, vision  # noqa: F401  (registration)

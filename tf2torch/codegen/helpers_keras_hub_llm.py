@@ -1,0 +1,95 @@
+"""Helper modules for keras-hub's Llama-style decoders (Llama, Mistral), inlined by source into generated
+files: RMS norm, rotary embedding, grouped-query attention with Keras-shaped EinsumDense kernels."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class KerasHubRMSNorm(nn.Module):
+    """LlamaLayerNorm / MistralLayerNormalization: x * rsqrt(mean(x^2) + epsilon) * scale, in float32."""
+
+    def __init__(self, dim, epsilon):
+        super().__init__()
+        self.epsilon = epsilon
+        self.scale = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        y = x.float()
+        y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + self.epsilon)
+        return (y * self.scale).to(x.dtype)
+
+
+class KerasHubRotaryEmbedding(nn.Module):
+    """keras-hub's rotary embedding over the last axis of (N, T, heads, dim) from position 0: inverse
+    frequencies 1 / max_wavelength^(2i/dim) (Llama's form; ``reciprocal=False``: max_wavelength^(-2i/dim)
+    divided by ``scaling_factor``, the base RotaryEmbedding's), angles repeated for the two halves;
+    x * cos + rotate_half(x) * sin."""
+
+    def __init__(self, max_wavelength=10000, scaling_factor=1.0, reciprocal=True):
+        super().__init__()
+        self.max_wavelength, self.scaling_factor, self.reciprocal = max_wavelength, scaling_factor, reciprocal
+
+    def forward(self, x):
+        dim, steps = x.shape[-1], x.shape[1]
+        exponent = torch.arange(0, dim, 2, dtype=torch.float32, device=x.device) / float(dim)
+        if self.reciprocal:
+            inverse = 1.0 / (self.max_wavelength ** exponent)
+        else:
+            inverse = (float(self.max_wavelength) ** -exponent) / self.scaling_factor
+        angles = torch.arange(steps, dtype=torch.float32, device=x.device)[:, None] * inverse[None, :]
+        angles = torch.cat((angles, angles), dim=-1)[None, :, None, :]  # (1, T, 1, dim)
+        first, second = x.chunk(2, dim=-1)
+        return x * angles.cos().to(x.dtype) + torch.cat((-second, first), dim=-1) * angles.sin().to(x.dtype)
+
+
+class KerasHubLlamaDecoder(nn.Module):
+    """keras-hub's Llama/Mistral decoder block: x + attention(rms_norm(x)), then x + mlp(rms_norm(x)).
+
+    Attention: EinsumDense projections (kernels in Keras's (hidden, heads, head_dim) shapes, no biases),
+    rotary query and key, each key/value head repeated for its query heads, scores scaled by
+    1/sqrt(head_dim) after the product, causal (and, with ``sliding_window``, banded) and padding
+    masks as keras-hub merges them. MLP: down(up(x) * silu(gate(x))).
+    """
+
+    def __init__(self, hidden, intermediate, num_query_heads, num_key_value_heads, head_dim, epsilon,
+                 max_wavelength=10000, scaling_factor=1.0, reciprocal=True, sliding_window=None):
+        super().__init__()
+        u, v, h, m = num_query_heads, num_key_value_heads, head_dim, hidden
+        self.repeats, self.scale, self.sliding_window = u // v, 1.0 / head_dim ** 0.5, sliding_window
+        self.query_kernel = nn.Parameter(torch.zeros(m, u, h))
+        self.key_kernel = nn.Parameter(torch.zeros(m, v, h))
+        self.value_kernel = nn.Parameter(torch.zeros(m, v, h))
+        self.output_kernel = nn.Parameter(torch.zeros(u, h, m))
+        self.rotary = KerasHubRotaryEmbedding(max_wavelength, scaling_factor, reciprocal)
+        self.self_attention_norm = KerasHubRMSNorm(hidden, epsilon)
+        self.feedforward_norm = KerasHubRMSNorm(hidden, epsilon)
+        self.gate = nn.Linear(hidden, intermediate, bias=False)
+        self.up = nn.Linear(hidden, intermediate, bias=False)
+        self.down = nn.Linear(intermediate, hidden, bias=False)
+
+    def attention_mask(self, x, padding_mask):
+        steps = x.shape[1]
+        i = torch.arange(steps, device=x.device)[:, None]
+        j = torch.arange(steps, device=x.device)[None, :]
+        keep = i >= j
+        if self.sliding_window is not None:
+            keep = keep & (i < j + self.sliding_window)
+        keep = keep.unsqueeze(0)  # (1, T, T)
+        if padding_mask is not None:
+            keep = keep & (padding_mask.to(torch.int32).unsqueeze(1) > 0)
+        return keep.unsqueeze(1)  # the same for every head
+
+    def attend(self, x, keep):
+        q = self.rotary(torch.einsum("bqm,muh->bquh", x, self.query_kernel))
+        k = self.rotary(torch.einsum("bkm,mvh->bkvh", x, self.key_kernel)).repeat_interleave(self.repeats, dim=2)
+        v = torch.einsum("bkm,mvh->bkvh", x, self.value_kernel).repeat_interleave(self.repeats, dim=2)
+        scores = torch.einsum("bquh,bkuh->buqk", q, k) * self.scale
+        weights = torch.where(keep, torch.softmax(torch.where(keep, scores, -1.0e9), dim=-1), 0.0)
+        return torch.einsum("bquh,uhm->bqm", torch.einsum("buqk,bkuh->bquh", weights, v), self.output_kernel)
+
+    def forward(self, x, padding_mask=None):
+        x = x + self.attend(self.self_attention_norm(x), self.attention_mask(x, padding_mask))
+        y = self.feedforward_norm(x)
+        return x + self.down(self.up(y) * nn.functional.silu(self.gate(y)))

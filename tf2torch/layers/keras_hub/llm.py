@@ -1,0 +1,72 @@
+"""keras-hub's Llama and Mistral decoder blocks and their RMS norms, as ``KerasHubLlamaDecoder`` and
+``KerasHubRMSNorm`` (``codegen/helpers_keras_hub_llm.py``); the attention kernels keep Keras's shapes."""
+
+from __future__ import annotations
+
+from ..base import Converted, Ctx, Module, Op
+from ..common import bind, cfg_float, cfg_int, param
+from ..registry import converter
+from .common import HUB, sublayer_weights
+from .encoder import padding_mask
+
+_LLAMA, _MISTRAL = HUB + "LlamaTransformerDecoder", HUB + "MistralTransformerDecoder"
+
+
+@converter(HUB + "LlamaLayerNorm", HUB + "MistralLayerNormalization", wants="keras")
+def rms_norm(ctx: Ctx) -> Converted:
+    dim = ctx.x.shape[-1]
+    if dim is None:
+        raise ctx.unsupported("the normalised axis has unknown size")
+    w = bind(ctx, ["scale"])
+    module = Module("KerasHubRMSNorm", (dim, cfg_float(ctx, "epsilon", 1e-6)))
+    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", "scale", w["scale"]),),
+                     helpers=("KerasHubRMSNorm",))
+
+
+def _rope(ctx: Ctx) -> tuple[float, bool]:
+    """(scaling factor, Llama's reciprocal form) of the block's rotary embedding."""
+    scaling = cfg_float(ctx, "rope_scaling_factor", 1.0)
+    if ctx.layer.class_name == _LLAMA:
+        llama3 = [k for k in ("rope_frequency_adjustment_factor", "rope_low_freq_factor", "rope_high_freq_factor",
+                              "rope_pretraining_sequence_length") if ctx.config.get(k) is not None]
+        if llama3 or scaling != 1.0:
+            raise ctx.unsupported(f"rotary frequency scaling ({', '.join(llama3) or 'rope_scaling_factor'}) is not "
+                                  "supported yet")
+        return 1.0, True
+    return scaling, False
+
+
+@converter(_LLAMA, _MISTRAL, wants="keras")
+def llama_decoder(ctx: Ctx) -> Converted:
+    masked = padding_mask(ctx, "decoder_padding_mask", {})
+    if ctx.config.get("activation", "silu") != "silu":
+        raise ctx.unsupported(f"activation {ctx.config.get('activation')!r}; keras-hub builds these blocks with silu")
+    hidden, inner = ctx.x.shape[-1], cfg_int(ctx, "intermediate_dim")
+    q_heads, kv_heads = cfg_int(ctx, "num_query_heads"), cfg_int(ctx, "num_key_value_heads")
+    head = cfg_int(ctx, "head_dim") if ctx.config.get("head_dim") is not None else hidden // q_heads
+    if q_heads % kv_heads:
+        raise ctx.unsupported(f"num_query_heads={q_heads} is not a multiple of num_key_value_heads={kv_heads}")
+    scaling, reciprocal = _rope(ctx)
+    window = ctx.config.get("sliding_window") if ctx.layer.class_name == _MISTRAL else None
+    w = sublayer_weights(ctx, {
+        **{f"self_attention_layer/{s}_dense": 1 for s in ("query", "key", "value", "output")},
+        "self_attention_layernorm": 1, "feedforward_layernorm": 1, "feedforward_gate_dense": 1,
+        "feedforward_intermediate_dense": 1, "feedforward_output_dense": 1})
+    params = [param("", f"{s}_kernel", w[f"self_attention_layer/{s}_dense"][0])
+              for s in ("query", "key", "value", "output")]
+    params += [param("", "self_attention_norm.scale", w["self_attention_layernorm"][0]),
+               param("", "feedforward_norm.scale", w["feedforward_layernorm"][0]),
+               param("", "gate.weight", w["feedforward_gate_dense"][0], "dense"),
+               param("", "up.weight", w["feedforward_intermediate_dense"][0], "dense"),
+               param("", "down.weight", w["feedforward_output_dense"][0], "dense")]
+    kwargs = tuple((k, v) for k, v in (("max_wavelength", ctx.config.get("rope_max_wavelength", 10000)),
+                                        ("scaling_factor", scaling), ("reciprocal", reciprocal),
+                                        ("sliding_window", window)))
+    for key, value in kwargs[:1] + kwargs[3:]:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise ctx.unsupported(f"config {key!r} should be a positive number, found {value!r}")
+    module = Module("KerasHubLlamaDecoder", (hidden, inner, q_heads, kv_heads, head, cfg_float(ctx, "layer_norm_epsilon")),
+                    kwargs)
+    call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
+    return Converted((Op(call, module),), (ctx.x,), tuple(params),
+                     helpers=("KerasHubRMSNorm", "KerasHubRotaryEmbedding", "KerasHubLlamaDecoder"))
