@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import Args, builds
-from .functional import FunctionalGraph, Ref
+from .functional import FunctionalGraph
 
 
 def _decoder_lm(args: Args, block: str, norm: str, block_config: dict[str, Any], module: str, tie: bool) -> dict[str, Any]:
