@@ -45,16 +45,16 @@ class KerasHubRotaryEmbedding(nn.Module):
 
 
 class KerasHubLlamaDecoder(nn.Module):
-    """keras-hub's Llama/Mistral decoder block: x + attention(rms_norm(x)), then x + mlp(rms_norm(x)).
+    """keras-hub's Llama/Mistral/Qwen3 decoder block: x + attention(rms_norm(x)), then x + mlp(rms_norm(x)).
 
     Attention: EinsumDense projections (kernels in Keras's (hidden, heads, head_dim) shapes, no biases),
-    rotary query and key, each key/value head repeated for its query heads, scores scaled by
+    rotary query and key (Qwen3, ``qk_norm``: each head RMS-normalised first), each key/value head repeated for its query heads, scores scaled by
     1/sqrt(head_dim) after the product, causal (and, with ``sliding_window``, banded) and padding
     masks as keras-hub merges them. MLP: down(up(x) * silu(gate(x))).
     """
 
     def __init__(self, hidden, intermediate, num_query_heads, num_key_value_heads, head_dim, epsilon,
-                 max_wavelength=10000, scaling_factor=1.0, reciprocal=True, sliding_window=None):
+                 max_wavelength=10000, scaling_factor=1.0, reciprocal=True, sliding_window=None, qk_norm=False):
         super().__init__()
         u, v, h, m = num_query_heads, num_key_value_heads, head_dim, hidden
         self.repeats, self.scale, self.sliding_window = u // v, 1.0 / head_dim ** 0.5, sliding_window
@@ -63,6 +63,8 @@ class KerasHubLlamaDecoder(nn.Module):
         self.value_kernel = nn.Parameter(torch.zeros(m, v, h))
         self.output_kernel = nn.Parameter(torch.zeros(u, h, m))
         self.rotary = KerasHubRotaryEmbedding(max_wavelength, scaling_factor, reciprocal)
+        self.query_norm = KerasHubRMSNorm(head_dim, epsilon) if qk_norm else nn.Identity()
+        self.key_norm = KerasHubRMSNorm(head_dim, epsilon) if qk_norm else nn.Identity()
         self.self_attention_norm = KerasHubRMSNorm(hidden, epsilon)
         self.feedforward_norm = KerasHubRMSNorm(hidden, epsilon)
         self.gate = nn.Linear(hidden, intermediate, bias=False)
@@ -82,8 +84,9 @@ class KerasHubLlamaDecoder(nn.Module):
         return keep.unsqueeze(1)  # the same for every head
 
     def attend(self, x, keep):
-        q = self.rotary(torch.einsum("bqm,muh->bquh", x, self.query_kernel))
-        k = self.rotary(torch.einsum("bkm,mvh->bkvh", x, self.key_kernel)).repeat_interleave(self.repeats, dim=2)
+        q = self.rotary(self.query_norm(torch.einsum("bqm,muh->bquh", x, self.query_kernel)))
+        k = self.rotary(self.key_norm(torch.einsum("bkm,mvh->bkvh", x, self.key_kernel)))
+        k = k.repeat_interleave(self.repeats, dim=2)
         v = torch.einsum("bkm,mvh->bkvh", x, self.value_kernel).repeat_interleave(self.repeats, dim=2)
         scores = torch.einsum("bquh,bkuh->buqk", q, k) * self.scale
         weights = torch.where(keep, torch.softmax(torch.where(keep, scores, -1.0e9), dim=-1), 0.0)

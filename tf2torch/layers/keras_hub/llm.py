@@ -1,4 +1,4 @@
-"""keras-hub's Llama and Mistral decoder blocks and their RMS norms, as ``KerasHubLlamaDecoder`` and
+"""keras-hub's Llama, Mistral and Qwen3 decoder blocks and their RMS norms, as ``KerasHubLlamaDecoder`` and
 ``KerasHubRMSNorm`` (``codegen/helpers_keras_hub_llm.py``); the attention kernels keep Keras's shapes."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from ..registry import converter
 from .common import HUB, sublayer_weights
 from .encoder import padding_mask
 
-_LLAMA, _MISTRAL = HUB + "LlamaTransformerDecoder", HUB + "MistralTransformerDecoder"
+_LLAMA, _MISTRAL, _QWEN3 = (HUB + c for c in ("LlamaTransformerDecoder", "MistralTransformerDecoder",
+                                                "Qwen3TransformerDecoder"))
 
 
-@converter(HUB + "LlamaLayerNorm", HUB + "MistralLayerNormalization", wants="keras")
+@converter(HUB + "LlamaLayerNorm", HUB + "MistralLayerNormalization", HUB + "Qwen3LayerNorm", wants="keras")
 def rms_norm(ctx: Ctx) -> Converted:
     dim = ctx.x.shape[-1]
     if dim is None:
@@ -36,7 +37,7 @@ def _rope(ctx: Ctx) -> tuple[float, bool]:
     return scaling, False
 
 
-@converter(_LLAMA, _MISTRAL, wants="keras")
+@converter(_LLAMA, _MISTRAL, _QWEN3, wants="keras")
 def llama_decoder(ctx: Ctx) -> Converted:
     masked = padding_mask(ctx, "decoder_padding_mask", {})
     if ctx.config.get("activation", "silu") != "silu":
@@ -47,8 +48,12 @@ def llama_decoder(ctx: Ctx) -> Converted:
     if q_heads % kv_heads:
         raise ctx.unsupported(f"num_query_heads={q_heads} is not a multiple of num_key_value_heads={kv_heads}")
     scaling, reciprocal = _rope(ctx)
-    window = ctx.config.get("sliding_window") if ctx.layer.class_name == _MISTRAL else None
+    window = {_MISTRAL: ctx.config.get("sliding_window"), _QWEN3: ctx.config.get("sliding_window_size")}.get(
+        ctx.layer.class_name) or None  # Qwen3: 0 / None mean no window
+    qk_norm = ctx.layer.class_name == _QWEN3
+    norms = {"self_attention_layer/query_dense_layer_norm": 1, "self_attention_layer/key_dense_layer_norm": 1}
     w = sublayer_weights(ctx, {
+        **(norms if qk_norm else {}),
         **{f"self_attention_layer/{s}_dense": 1 for s in ("query", "key", "value", "output")},
         "self_attention_layernorm": 1, "feedforward_layernorm": 1, "feedforward_gate_dense": 1,
         "feedforward_intermediate_dense": 1, "feedforward_output_dense": 1})
@@ -59,10 +64,12 @@ def llama_decoder(ctx: Ctx) -> Converted:
                param("", "gate.weight", w["feedforward_gate_dense"][0], "dense"),
                param("", "up.weight", w["feedforward_intermediate_dense"][0], "dense"),
                param("", "down.weight", w["feedforward_output_dense"][0], "dense")]
+    if qk_norm:
+        params += [param("", f"{s}_norm.scale", w[f"self_attention_layer/{s}_dense_layer_norm"][0]) for s in ("query", "key")]
     kwargs = tuple((k, v) for k, v in (("max_wavelength", ctx.config.get("rope_max_wavelength", 10000)),
                                         ("scaling_factor", scaling), ("reciprocal", reciprocal),
-                                        ("sliding_window", window)))
-    for key, value in kwargs[:1] + kwargs[3:]:
+                                        ("sliding_window", window), ("qk_norm", qk_norm)))
+    for key, value in kwargs[:1] + kwargs[3:4]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise ctx.unsupported(f"config {key!r} should be a positive number, found {value!r}")
     module = Module("KerasHubLlamaDecoder", (hidden, inner, q_heads, kv_heads, head, cfg_float(ctx, "layer_norm_epsilon")),

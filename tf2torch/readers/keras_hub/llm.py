@@ -1,8 +1,9 @@
 """keras-hub's Llama-style decoder-only LMs: a token embedding, pre-norm decoder blocks (RMS norms, rotary
-grouped-query attention, a SiLU-gated MLP) fed the padding mask, and a final RMS norm. Llama and Mistral
-(a sliding attention window, an optional head size).
+grouped-query attention, a SiLU-gated MLP) fed the padding mask, and a final RMS norm. Llama, Mistral
+(a sliding attention window, an optional head size) and Qwen3 (per-head query/key RMS norms).
 
-Written from keras-hub 0.32's ``llama/llama_backbone.py`` and ``mistral/mistral_backbone.py``. Llama 3.1's
+Written from keras-hub 0.32's ``llama/llama_backbone.py``, ``mistral/mistral_backbone.py`` and
+``qwen3/qwen3_backbone.py``. Llama 3.1's
 frequency smoothing (``rope_low_freq_factor`` …) and rope scaling other than 1 are refused by the converter.
 """
 
@@ -54,3 +55,14 @@ def mistral(args: Args) -> dict[str, Any]:
     block = {"rope_scaling_factor": args.number("rope_scaling_factor", 1.0), "sliding_window": window,
              "head_dim": head_dim}
     return _decoder_lm(args, "MistralTransformerDecoder", "MistralLayerNormalization", block, "mistral", False)
+
+
+@builds("Qwen3Backbone")
+def qwen3(args: Args) -> dict[str, Any]:
+    window = args.raw("sliding_window_size", 32768)
+    if window is not None:
+        window = args.int("sliding_window_size", minimum=0)
+    block = {"head_dim": args.int("head_dim"), "rope_scaling_factor": args.number("rope_scaling_factor", 1.0),
+             "sliding_window_size": window}
+    return _decoder_lm(args, "Qwen3TransformerDecoder", "Qwen3LayerNorm", block, "qwen3",
+                       args.bool("tie_word_embeddings", True))
