@@ -39,6 +39,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "llama": ("LlamaBackbone", dict(LLM, vocabulary_size=50)),
     "mistral": ("MistralBackbone", dict(LLM, vocabulary_size=50, sliding_window=3)),
     "qwen3": ("Qwen3Backbone", dict(LLM, vocabulary_size=50, head_dim=4, sliding_window_size=4)),
+    "vit": ("ViTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,
+                                mlp_dim=16)),
     "vgg": ("VGGBackbone", dict(stackwise_num_repeats=[2, 1], stackwise_num_filters=[4, 8], image_shape=(16, 16, 3))),
     "resnet_v1": ("ResNetBackbone", dict(RESNET, block_type="bottleneck_block")),
     "resnet_v2": ("ResNetBackbone", dict(RESNET, block_type="basic_block", use_pre_activation=True)),

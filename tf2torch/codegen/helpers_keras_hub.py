@@ -99,3 +99,53 @@ class KerasHubTransformerDecoder(KerasHubTransformerEncoder):
         causal = torch.ones(steps, steps, dtype=torch.bool, device=x.device).tril().unsqueeze(0)  # (1, T, T)
         padded = super().attention_mask(x, padding_mask)
         return causal if padded is None else causal & padded
+
+
+class KerasHubViTPatchingAndEmbedding(nn.Module):
+    """keras-hub's ViTPatchingAndEmbedding: a patch-strided conv, patches in row-major order, the class
+    token first (``use_class_token``), plus learned position embeddings."""
+
+    def __init__(self, channels, hidden, patch_size, num_positions, use_class_token=True, use_patch_bias=True):
+        super().__init__()
+        self.patch_embedding = nn.Conv2d(channels, hidden, patch_size, stride=patch_size, bias=use_patch_bias)
+        self.class_token = nn.Parameter(torch.zeros(1, 1, hidden)) if use_class_token else None
+        self.position_embedding = nn.Parameter(torch.zeros(num_positions, hidden))
+
+    def forward(self, images):
+        x = self.patch_embedding(images).flatten(2).transpose(1, 2)  # (N, patches, hidden)
+        if self.class_token is not None:
+            x = torch.cat((self.class_token.expand(x.shape[0], -1, -1), x), dim=1)
+        return x + self.position_embedding
+
+
+class KerasHubViTBlock(nn.Module):
+    """keras-hub's ViTEncoderBlock: x + attention(ln_1(x)), then x + mlp(ln_2(x)) with an exact-GELU MLP."""
+
+    def __init__(self, hidden, num_heads, mlp_dim, epsilon, use_mha_bias=True, use_mlp_bias=True):
+        super().__init__()
+        head = hidden // num_heads
+        self.ln_1 = nn.LayerNorm(hidden, eps=epsilon)
+        self.mha = KerasMultiHeadAttention(hidden, hidden, hidden, num_heads, head, head, hidden, use_mha_bias)
+        self.ln_2 = nn.LayerNorm(hidden, eps=epsilon)
+        self.dense_1 = nn.Linear(hidden, mlp_dim, bias=use_mlp_bias)
+        self.dense_2 = nn.Linear(mlp_dim, hidden, bias=use_mlp_bias)
+
+    def forward(self, x):
+        y = self.ln_1(x)
+        x = x + self.mha(y, y)
+        return x + self.dense_2(nn.functional.gelu(self.dense_1(self.ln_2(x))))
+
+
+class KerasHubViTEncoder(nn.Module):
+    """keras-hub's ViTEncoder: its blocks in turn, then a LayerNorm."""
+
+    def __init__(self, num_layers, hidden, num_heads, mlp_dim, epsilon, use_mha_bias=True, use_mlp_bias=True):
+        super().__init__()
+        self.blocks = nn.ModuleList(KerasHubViTBlock(hidden, num_heads, mlp_dim, epsilon, use_mha_bias, use_mlp_bias)
+                                    for _ in range(num_layers))
+        self.ln = nn.LayerNorm(hidden, eps=epsilon)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.ln(x)

@@ -23,10 +23,10 @@ def positive_ints(args: Args, key: str) -> list[int]:
     return value
 
 
-def image(args: Args, g: FunctionalGraph) -> Ref:
+def image(args: Args, g: FunctionalGraph, name: str = "input_layer") -> Ref:
     shape = args.raw("image_shape", [None, None, 3])
     try:
-        return image_input(g, "input_layer", shape)
+        return image_input(g, name, shape)
     except ValueError:
         raise args.fail("image_shape", "[height, width, channels]") from None
 
