@@ -34,6 +34,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "electra": ("ElectraBackbone", dict(SMALL, vocab_size=50, embedding_dim=4)),
     "roberta": ("RobertaBackbone", dict(SMALL, vocabulary_size=50)),
     "distil_bert": ("DistilBertBackbone", dict(SMALL, vocabulary_size=50)),
+    "albert": ("AlbertBackbone", dict(SMALL, num_layers=4, num_groups=2, num_inner_repetitions=1, vocabulary_size=50,
+                                      embedding_dim=4)),
     "gpt2": ("GPT2Backbone", dict(SMALL, vocabulary_size=50)),
     "opt": ("OPTBackbone", dict(SMALL, vocabulary_size=50)),
     "llama": ("LlamaBackbone", dict(LLM, vocabulary_size=50)),

@@ -1,5 +1,5 @@
-"""The BERT family of keras-hub encoders: BERT and ELECTRA (token, position and segment embeddings added,
-then a LayerNorm), RoBERTa and DistilBERT (TokenAndPositionEmbedding), each followed by post-norm
+"""The BERT family of keras-hub encoders: BERT, ELECTRA and ALBERT (token, position and segment embeddings
+added, then a LayerNorm; ALBERT shares each group's encoder layers across its calls), RoBERTa and DistilBERT (TokenAndPositionEmbedding), each followed by post-norm
 ``TransformerEncoder`` layers fed the padding mask; BERT and ELECTRA also pool the first token.
 
 Written from each class's constructor in keras-hub 0.32 (``keras_hub/src/models/<model>/<model>_backbone.py``):
@@ -28,7 +28,8 @@ def encoder_layers(g: FunctionalGraph, x: Ref, args: Args, *, activation: Any, e
     return x
 
 
-def _segment_embedded(args: Args, vocabulary_key: str, width_key: str) -> tuple[FunctionalGraph, Ref, int]:
+def _segment_embedded(args: Args, vocabulary_key: str, width_key: str,
+                      dropout: float = 0.1) -> tuple[FunctionalGraph, Ref, int]:
     """BERT/ELECTRA embeddings: (graph, x after the embedding LayerNorm and dropout, width)."""
     g = FunctionalGraph(args.name, args.dtype)
     width = args.int(width_key)
@@ -42,7 +43,7 @@ def _segment_embedded(args: Args, vocabulary_key: str, width_key: str) -> tuple[
                        {"input_dim": args.int("num_segments", 2), "output_dim": width}, segment_ids)
     x = g.layer("Add", "embeddings_add", {}, (tokens, positions, segments))
     x = g.layer("LayerNormalization", "embeddings_layer_norm", {"axis": [-1], "epsilon": 1e-12}, x)
-    x = g.layer("Dropout", "embeddings_dropout", {"rate": args.float("dropout", 0.1)}, x)
+    x = g.layer("Dropout", "embeddings_dropout", {"rate": args.float("dropout", dropout)}, x)
     return g, x, width
 
 
@@ -90,3 +91,22 @@ def roberta(args: Args) -> dict[str, Any]:
 @builds("DistilBertBackbone")
 def distil_bert(args: Args) -> dict[str, Any]:
     return _token_and_position(args, "token_and_position_embedding", 1e-12)
+
+
+@builds("AlbertBackbone")
+def albert(args: Args) -> dict[str, Any]:
+    g, x, _ = _segment_embedded(args, "vocabulary_size", "embedding_dim", dropout=0.0)
+    hidden = args.int("hidden_dim")
+    x = g.layer("Dense", "embedding_projection", {"units": hidden, "use_bias": True}, x)
+    mask = g.input("padding_mask", (None,), "int32")
+    layers, groups, inner = args.int("num_layers"), args.int("num_groups", 1), args.int("num_inner_repetitions", 1)
+    if layers % groups:
+        raise args.fail("num_groups", f"a divisor of num_layers={layers} (keras-hub checks this)")
+    config = {"intermediate_dim": args.int("intermediate_dim"), "num_heads": args.int("num_heads"),
+              "dropout": args.float("dropout", 0.0), "activation": GELU_TANH, "layer_norm_epsilon": 1e-12,
+              "normalize_first": False}
+    for group in range(groups):
+        for _ in range(layers // groups):  # the same layers again: a shared layer's next call
+            for i in range(inner):
+                x = g.hub("TransformerEncoder", f"group_{group}_inner_layer_{i}", config, x, padding_mask=mask)
+    return g.model(args.class_name, _pooled(g, x, hidden))
