@@ -96,3 +96,79 @@ class KerasHubLlamaDecoder(nn.Module):
         x = x + self.attend(self.self_attention_norm(x), self.attention_mask(x, padding_mask))
         y = self.feedforward_norm(x)
         return x + self.down(self.up(y) * nn.functional.silu(self.gate(y)))
+
+
+class KerasHubGemmaRMSNorm(nn.Module):
+    """keras-hub's Gemma RMSNormalization: x / sqrt(mean(x^2) + epsilon) * (1 + scale), in float32."""
+
+    def __init__(self, dim, epsilon):
+        super().__init__()
+        self.epsilon = epsilon
+        self.scale = nn.Parameter(torch.zeros(dim))
+
+    def forward(self, x):
+        y = x.float()
+        y = y * (1.0 / torch.sqrt(y.square().mean(-1, keepdim=True) + self.epsilon))
+        return (y * (1.0 + self.scale.float())).to(x.dtype)
+
+
+class KerasHubGemmaDecoder(nn.Module):
+    """keras-hub's GemmaDecoderBlock: x + attention(norm(x)), then x + ffw(norm(x)), optional post-norms.
+
+    Attention: EinsumDense kernels in Keras's shapes (query (heads, hidden, head_dim), key/value (kv_heads,
+    hidden, head_dim), output (heads, head_dim, hidden)); rotary query and key (max wavelength 10000,
+    the base RotaryEmbedding's frequencies; Gemma then interleaves the two halves of both, which leaves
+    every query-key product unchanged and is left out); the query scaled before the product; query
+    head n reads key/value head n // (heads / kv_heads); logits soft-capped by tanh when
+    ``logit_soft_cap`` is set; causal, sliding-window and padding masks as keras-hub merges them.
+    FFW: linear(gelu_tanh(gate(x)) * gate_2(x)).
+    """
+
+    def __init__(self, hidden, intermediate, num_query_heads, num_key_value_heads, head_dim, epsilon,
+                 query_scale, logit_soft_cap=None, sliding_window=None, post_attention_norm=False,
+                 post_ffw_norm=False):
+        super().__init__()
+        n, k, h, d, f = num_query_heads, num_key_value_heads, head_dim, hidden, intermediate // 2
+        self.repeats, self.query_scale = n // k, query_scale
+        self.logit_soft_cap, self.sliding_window = logit_soft_cap, sliding_window
+        self.query_kernel = nn.Parameter(torch.zeros(n, d, h))
+        self.key_kernel = nn.Parameter(torch.zeros(k, d, h))
+        self.value_kernel = nn.Parameter(torch.zeros(k, d, h))
+        self.output_kernel = nn.Parameter(torch.zeros(n, h, d))
+        self.rotary = KerasHubRotaryEmbedding(10000.0, 1.0, reciprocal=False)
+        self.pre_attention_norm = KerasHubGemmaRMSNorm(d, epsilon)
+        self.post_attention_norm = KerasHubGemmaRMSNorm(d, epsilon) if post_attention_norm else nn.Identity()
+        self.pre_ffw_norm = KerasHubGemmaRMSNorm(d, epsilon)
+        self.post_ffw_norm = KerasHubGemmaRMSNorm(d, epsilon) if post_ffw_norm else nn.Identity()
+        self.gate_kernel = nn.Parameter(torch.zeros(d, f))
+        self.gate_2_kernel = nn.Parameter(torch.zeros(d, f))
+        self.linear_kernel = nn.Parameter(torch.zeros(f, d))
+
+    def attention_mask(self, x, padding_mask):
+        steps = x.shape[1]
+        i = torch.arange(steps, device=x.device)[:, None]
+        j = torch.arange(steps, device=x.device)[None, :]
+        keep = i >= j
+        if self.sliding_window is not None:
+            keep = keep & (i < j + self.sliding_window)
+        keep = keep.unsqueeze(0)
+        if padding_mask is not None:
+            keep = keep & (padding_mask.to(torch.int32).unsqueeze(1) > 0)
+        return keep.unsqueeze(1)  # (N, 1, T, T): the same for every head
+
+    def attend(self, x, keep):
+        q = self.rotary(torch.einsum("btd,ndh->btnh", x, self.query_kernel)) * self.query_scale
+        k = self.rotary(torch.einsum("bsd,kdh->bskh", x, self.key_kernel)).repeat_interleave(self.repeats, dim=2)
+        v = torch.einsum("bsd,kdh->bskh", x, self.value_kernel).repeat_interleave(self.repeats, dim=2)
+        logits = torch.einsum("btnh,bsnh->bnts", q, k)
+        if self.logit_soft_cap is not None:
+            logits = torch.tanh(logits / self.logit_soft_cap) * self.logit_soft_cap
+        weights = torch.where(keep, torch.softmax(torch.where(keep, logits, -1.0e9), dim=-1), 0.0)
+        return torch.einsum("btnh,nhd->btd", torch.einsum("bnts,bsnh->btnh", weights, v), self.output_kernel)
+
+    def forward(self, x, padding_mask=None):
+        y = self.pre_attention_norm(x)
+        x = x + self.post_attention_norm(self.attend(y, self.attention_mask(y, padding_mask)))
+        y = self.pre_ffw_norm(x)
+        gated = nn.functional.gelu(y @ self.gate_kernel, approximate="tanh") * (y @ self.gate_2_kernel)
+        return x + self.post_ffw_norm(gated @ self.linear_kernel)

@@ -23,6 +23,9 @@ NUMPY, NN = "keras.src.ops.numpy>", "keras.src.ops.nn>"
 
 
 def _number(ctx: Ctx, value: Any) -> str:
+    if isinstance(value, dict) and value.get("class_name") == "__tensor__" and isinstance(value.get("config"), dict) \
+            and value["config"].get("dtype") in ("float32", "float64", "int32", "int64"):
+        value = value["config"].get("value")  # a scalar constant Keras 3 saved as a tensor (x * ops.sqrt(d))
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         raise ctx.unsupported(f"constant operand {shown}: only numbers are supported",

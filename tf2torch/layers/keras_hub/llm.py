@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..base import Converted, Ctx, Module, Op
-from ..common import bind, cfg_float, cfg_int, param
+from ..common import bind, cfg_bool, cfg_float, cfg_int, param
 from ..registry import converter
 from .common import HUB, sublayer_weights
 from .encoder import padding_mask
@@ -77,3 +77,51 @@ def llama_decoder(ctx: Ctx) -> Converted:
     call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
     return Converted((Op(call, module),), (ctx.x,), tuple(params),
                      helpers=("KerasHubRMSNorm", "KerasHubRotaryEmbedding", "KerasHubLlamaDecoder"))
+
+
+@converter(HUB + "RMSNormalization", wants="keras")
+def gemma_rms_norm(ctx: Ctx) -> Converted:
+    """Gemma's RMSNormalization (keras_hub/src/models/gemma): the learned scale is added to 1."""
+    dim = ctx.x.shape[-1]
+    if dim is None:
+        raise ctx.unsupported("the normalised axis has unknown size")
+    w = bind(ctx, ["scale"])
+    module = Module("KerasHubGemmaRMSNorm", (dim, cfg_float(ctx, "epsilon", 1e-6)))
+    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", "scale", w["scale"]),),
+                     helpers=("KerasHubGemmaRMSNorm",))
+
+
+@converter(HUB + "GemmaDecoderBlock", wants="keras")
+def gemma_decoder(ctx: Ctx) -> Converted:
+    masked = padding_mask(ctx, "padding_mask", {})
+    hidden = ctx.x.shape[-1]
+    if hidden != cfg_int(ctx, "hidden_dim"):
+        raise ctx.unsupported(f"input of width {hidden}, but the block was built for {cfg_int(ctx, 'hidden_dim')}")
+    inner, head = cfg_int(ctx, "intermediate_dim"), cfg_int(ctx, "head_dim")
+    q_heads, kv_heads = cfg_int(ctx, "num_query_heads"), cfg_int(ctx, "num_key_value_heads")
+    if q_heads % kv_heads:
+        raise ctx.unsupported(f"num_query_heads={q_heads} is not a multiple of num_key_value_heads={kv_heads}")
+    post_attention = cfg_bool(ctx, "use_post_attention_norm", False)
+    post_ffw = cfg_bool(ctx, "use_post_ffw_norm", False)
+    # np.sqrt in float64, cast to the query's dtype by Keras: the same float32 as torch's multiply by it
+    scale = 1.0 / float(head if cfg_bool(ctx, "query_head_dim_normalize", True) else hidden // q_heads) ** 0.5
+    cap = ctx.config.get("logit_soft_cap")
+    window = cfg_int(ctx, "sliding_window_size") if cfg_bool(ctx, "use_sliding_window_attention", False) else None
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap <= 0):
+        raise ctx.unsupported(f"config 'logit_soft_cap' should be a positive number, found {cap!r}")
+    expected = {**{f"attention/{s}_dense": 1 for s in ("query", "key", "value", "output")},
+                "pre_attention_norm": 1, "pre_ffw_norm": 1, "gating_ffw": 1, "gating_ffw_2": 1, "ffw_linear": 1,
+                **({"post_attention_norm": 1} if post_attention else {}), **({"post_ffw_norm": 1} if post_ffw else {})}
+    w = sublayer_weights(ctx, expected)
+    names = {**{f"attention/{s}_dense": f"{s}_kernel" for s in ("query", "key", "value", "output")},
+             "gating_ffw": "gate_kernel", "gating_ffw_2": "gate_2_kernel", "ffw_linear": "linear_kernel",
+             **{n: f"{n}.scale" for n in ("pre_attention_norm", "pre_ffw_norm", "post_attention_norm", "post_ffw_norm")}}
+    params = tuple(param("", names[key], variables[0]) for key, variables in w.items())
+    kwargs = tuple((k, v) for k, v in (("logit_soft_cap", None if cap is None else float(cap)),
+                                        ("sliding_window", window), ("post_attention_norm", post_attention),
+                                        ("post_ffw_norm", post_ffw)) if v)
+    module = Module("KerasHubGemmaDecoder", (hidden, inner, q_heads, kv_heads, head, cfg_float(ctx, "layer_norm_epsilon"),
+                                             scale), kwargs)
+    call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
+    return Converted((Op(call, module),), (ctx.x,), params,
+                     helpers=("KerasHubRotaryEmbedding", "KerasHubGemmaRMSNorm", "KerasHubGemmaDecoder"))

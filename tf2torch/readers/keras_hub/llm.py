@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import Args, builds
 from .functional import FunctionalGraph
 
@@ -66,3 +68,35 @@ def qwen3(args: Args) -> dict[str, Any]:
              "sliding_window_size": window}
     return _decoder_lm(args, "Qwen3TransformerDecoder", "Qwen3LayerNorm", block, "qwen3",
                        args.bool("tie_word_embeddings", True))
+
+
+@builds("GemmaBackbone")
+def gemma(args: Args) -> dict[str, Any]:
+    """Gemma (and Gemma 2's options): embeddings scaled by sqrt(hidden_dim), GemmaDecoderBlocks (every
+    other one with a sliding window when asked), a final RMSNormalization."""
+    g = FunctionalGraph(args.name, args.dtype)
+    hidden, epsilon = args.int("hidden_dim"), args.number("layer_norm_epsilon", 1e-6)
+    ids = g.input("token_ids", (None,), "int32")
+    x = g.layer("ReversibleEmbedding", "token_embedding", {
+        "input_dim": args.int("vocabulary_size"), "output_dim": hidden, "tie_weights": True,
+        "logit_soft_cap": args.raw("final_logit_soft_cap")}, ids)
+    # x * ops.cast(ops.sqrt(hidden_dim), x.dtype): Keras saves the constant as a float32 tensor
+    x = g.op("Multiply", "keras.src.ops.numpy", "multiply", {}, x,
+             {"class_name": "__tensor__", "config": {"value": float(np.float32(np.sqrt(hidden))), "dtype": "float32"}})
+    mask = g.input("padding_mask", (None,), "int32")
+    windowed = args.bool("use_sliding_window_attention", False)
+    config = {"hidden_dim": hidden, "intermediate_dim": args.int("intermediate_dim"), "head_dim": args.int("head_dim"),
+              "num_query_heads": args.int("num_query_heads"), "num_key_value_heads": args.int("num_key_value_heads"),
+              "layer_norm_epsilon": epsilon, "dropout": args.number("dropout", 0),
+              "use_post_ffw_norm": args.bool("use_post_ffw_norm", False),
+              "use_post_attention_norm": args.bool("use_post_attention_norm", False),
+              "logit_soft_cap": args.raw("attention_logit_soft_cap"),
+              "sliding_window_size": args.int("sliding_window_size", 4096),
+              "query_head_dim_normalize": args.bool("query_head_dim_normalize", True)}
+    for i in range(args.int("num_layers")):
+        x = g.layer("GemmaDecoderBlock", f"decoder_block_{i}", {**config, "use_sliding_window_attention":
+                    windowed and i % 2 == 0}, x, module="keras_hub.src.models.gemma.gemma_decoder_block",
+                    registered="keras_hub>GemmaDecoderBlock", padding_mask=mask)
+    x = g.layer("RMSNormalization", "final_normalization", {"epsilon": epsilon}, x,
+                module="keras_hub.src.models.gemma.rms_normalization", registered="keras_hub>RMSNormalization")
+    return g.model(args.class_name, x)
