@@ -200,3 +200,7 @@ def test_layers_lists_keras_classes_and_tf_ops(cli):
     ops = cli("layers", "--tf-ops")
     assert ops.exit_code == 0
     assert {"Conv2D", "FusedBatchNormV3", "StatefulPartitionedCall", "Einsum", "VarHandleOp"} <= set(ops.output.split())
+    hub = cli("layers", "--keras-hub")
+    assert hub.exit_code == 0
+    assert {"BertBackbone", "GemmaBackbone", "ResNetBackbone"} <= set(hub.output.split())
+    assert "keras_hub>TransformerEncoder" in names

@@ -224,8 +224,16 @@ def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: 
 
 @main.command()
 @click.option("--tf-ops", is_flag=True, help="List the TF op types a graph (.pb, .meta, SavedModel) may use.")
-def layers(tf_ops: bool) -> None:
-    """List the Keras layer classes tf2torch converts (--tf-ops: the TF graph op types)."""
+@click.option("--keras-hub", "keras_hub", is_flag=True,
+              help="List the keras-hub model classes whose Backbone.save() files tf2torch generates PyTorch for.")
+def layers(tf_ops: bool, keras_hub: bool) -> None:
+    """List the Keras layer classes tf2torch converts (--tf-ops: the TF graph op types; --keras-hub: the
+    keras-hub models). Any other class is refused by name, never converted approximately."""
+    if keras_hub:
+        from .readers import keras_hub as hub
+
+        click.echo("\n".join(hub.supported()))
+        return
     if tf_ops:
         from .tfgraph import lower  # importing it registers every TF-op converter
 
