@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import require_package
-from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
+from tests.util import convert_in_memory, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.readers import keras_hub as hub_builders
 
@@ -48,6 +48,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                      use_post_attention_norm=True, attention_logit_soft_cap=5.0,
                                      use_sliding_window_attention=True, sliding_window_size=3,
                                      query_head_dim_normalize=False)),
+    "whisper": ("WhisperBackbone", dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16,
+                                        num_mels=6, max_encoder_sequence_length=20, max_decoder_sequence_length=12)),
     "vgg": ("VGGBackbone", dict(stackwise_num_repeats=[2, 1], stackwise_num_filters=[4, 8], image_shape=(16, 16, 3))),
     "resnet_v1": ("ResNetBackbone", dict(RESNET, block_type="bottleneck_block")),
     "resnet_v2": ("ResNetBackbone", dict(RESNET, block_type="basic_block", use_pre_activation=True)),
@@ -80,6 +82,10 @@ def model_inputs(model, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     if not isinstance(model.input, dict):  # an image backbone
         return {"images": rng.uniform(0, 1, (2, *model.input.shape[1:])).astype("float32")}
+    if "encoder_features" in model.input:  # Whisper: 20 frames of audio features, 7 decoder tokens
+        return {"encoder_features": rng.normal(size=(2, 20, model.input["encoder_features"].shape[-1])).astype("float32"),
+                "decoder_token_ids": rng.integers(0, 50, (2, 7)).astype("int32"),
+                "decoder_padding_mask": np.array([[1] * 7, [1] * 4 + [0] * 3], "int32")}
     inputs = {"token_ids": rng.integers(0, 50, (2, 7)).astype("int32"),
               "padding_mask": np.array([[1] * 7, [1] * 4 + [0] * 3], "int32"),
               "segment_ids": rng.integers(0, 2, (2, 7)).astype("int32")}
@@ -173,8 +179,14 @@ def test_the_generated_model_computes_keras_hubs_outputs(saved):
     name, _, path, inputs, expected = saved
     model, result = convert_in_memory(path)
     assert result.model_source  # a model.py, not a bare state_dict
-    with torch.no_grad():  # images go in channels-first, as the generated model takes them
-        got = model(*(to_torch_layout(inputs[k]) for k in sorted(inputs)))
+    layouts = {i["name"]: i["layout"] for i in result.report.interface["inputs"]}
+    if len(inputs) == 1:  # one image input, whatever the model calls it
+        layouts = {"images": next(iter(layouts.values()))}
+    # channels-first inputs (images, Whisper's audio features) go in as the generated model takes them
+    feed = [torch.from_numpy(np.moveaxis(inputs[k], -1, 1).copy() if layouts[k] == "channels_first" else inputs[k])
+            for k in sorted(inputs)]
+    with torch.no_grad():
+        got = model(*feed)
     got = got if isinstance(got, tuple) else (got,)
     for key, value in zip(sorted(expected), got, strict=True):
         rel = float(np.abs(to_tf_layout(value) - expected[key]).max() / np.abs(expected[key]).max())

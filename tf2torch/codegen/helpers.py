@@ -63,12 +63,13 @@ class KerasMultiHeadAttention(nn.Module):
     """
 
     def __init__(self, query_size, key_size, value_size, num_heads, key_dim, value_dim, output_dim,
-                 use_bias=True):
+                 use_bias=True, key_bias=None):
         super().__init__()
         self.num_heads, self.key_dim, self.value_dim = num_heads, key_dim, value_dim
         self.scale = 1.0 / float(key_dim) ** 0.5
         self.query = nn.Linear(query_size, num_heads * key_dim, bias=use_bias)
-        self.key = nn.Linear(key_size, num_heads * key_dim, bias=use_bias)
+        # Whisper's attention has no key bias (key_bias=False); elsewhere the key follows use_bias
+        self.key = nn.Linear(key_size, num_heads * key_dim, bias=use_bias if key_bias is None else key_bias)
         self.value = nn.Linear(value_size, num_heads * value_dim, bias=use_bias)
         self.attention_output = nn.Linear(num_heads * value_dim, output_dim, bias=use_bias)
 

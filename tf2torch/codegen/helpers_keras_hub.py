@@ -62,11 +62,12 @@ class KerasHubTransformerEncoder(nn.Module):
     residual and a LayerNorm (after it, or before it with ``normalize_first``). ``padding_mask`` (N, T)
     masks keys as keras-hub does: cast to int32, kept where > 0."""
 
-    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False):
+    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False, key_bias=True):
         super().__init__()
         head = hidden // num_heads
         self.normalize_first = normalize_first
-        self.self_attention = KerasMultiHeadAttention(hidden, hidden, hidden, num_heads, head, head, hidden)
+        self.self_attention = KerasMultiHeadAttention(hidden, hidden, hidden, num_heads, head, head, hidden,
+                                                      key_bias=key_bias)
         self.self_attention_norm = nn.LayerNorm(hidden, eps=epsilon)
         self.intermediate = nn.Linear(hidden, intermediate)
         # by the name the converter passes (a literal, never a callable from the file)
@@ -149,3 +150,29 @@ class KerasHubViTEncoder(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.ln(x)
+
+
+class KerasHubCrossAttentionDecoder(KerasHubTransformerDecoder):
+    """keras_hub.layers.TransformerDecoder with cross-attention (Whisper's decoder): causal self-attention,
+    then attention from the decoder steps to the encoder sequence, then the feed-forward, each with a
+    residual and a LayerNorm (before it with ``normalize_first``, else after)."""
+
+    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False, key_bias=True):
+        super().__init__(hidden, intermediate, num_heads, activation, epsilon, normalize_first, key_bias)
+        head = hidden // num_heads
+        self.cross_attention = KerasMultiHeadAttention(hidden, hidden, hidden, num_heads, head, head, hidden,
+                                                       key_bias=key_bias)
+        self.cross_attention_norm = nn.LayerNorm(hidden, eps=epsilon)
+
+    def forward(self, x, encoder_sequence, padding_mask=None):
+        y = self.self_attention_norm(x) if self.normalize_first else x
+        x = x + self.self_attention(y, y, attention_mask=self.attention_mask(x, padding_mask))
+        if not self.normalize_first:
+            x = self.self_attention_norm(x)
+        y = self.cross_attention_norm(x) if self.normalize_first else x
+        x = x + self.cross_attention(y, encoder_sequence)
+        if not self.normalize_first:
+            x = self.cross_attention_norm(x)
+        y = self.feedforward_norm(x) if self.normalize_first else x
+        x = x + self.output(self.activation(self.intermediate(y)))
+        return x if self.normalize_first else self.feedforward_norm(x)

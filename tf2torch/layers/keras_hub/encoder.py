@@ -1,6 +1,6 @@
-"""keras-hub's TransformerEncoder and TransformerDecoder (without cross-attention) as the helpers
-``KerasHubTransformerEncoder`` / ``KerasHubTransformerDecoder`` (their MultiHeadAttention is
-``KerasMultiHeadAttention``), with the padding mask keras-hub's models call them with."""
+"""keras-hub's TransformerEncoder and TransformerDecoder (and Whisper's subclasses) as the helpers
+``KerasHubTransformerEncoder`` / ``KerasHubTransformerDecoder`` / ``KerasHubCrossAttentionDecoder`` (their
+MultiHeadAttention is ``KerasMultiHeadAttention``), with the padding masks keras-hub's models pass."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from ...map import layouts
 from ...spec import TensorRef
-from ..base import Converted, Ctx, Module, Op
+from ..base import Converted, Ctx, Module, Op, TensorInfo
 from ..common import cfg_bool, cfg_float, cfg_int, param
 from ..registry import converter
 from .common import HUB, sublayer_weights
@@ -26,50 +26,107 @@ def activation_name(ctx: Ctx, value: Any) -> str:
 
 
 def padding_mask(ctx: Ctx, keyword: str, allowed: dict[str, Any]) -> bool:
+    """Whether the block is called on one (N, T, D) tensor with a padding mask (by ``keyword``)."""
+    args = tensor_args(ctx, ("inputs",), {keyword}, allowed)
+    if set(args) - {"inputs", keyword} or "inputs" not in args:
+        raise ctx.unsupported(f"expected an (N, T, D) input and optionally {keyword}, found {sorted(args)}")
+    return keyword in args
+
+
+def tensor_args(ctx: Ctx, positional: tuple[str, ...], keywords: set[str], allowed: dict[str, Any]) -> dict[str, int]:
+    """Which of ``ctx.inputs`` each tensor argument is: the positional ones by ``positional``, then the
+    keyword tensors (the reader lists them after, by sorted name). Any other non-default argument is
+    refused by name: the block would compute something else."""
     kwargs = ctx.call.kwargs
-    others = sorted(k for k, v in kwargs.items() if k != keyword and allowed.get(k, None) != v and v is not None)
-    if others:
-        raise ctx.unsupported(f"called with {', '.join(others)}; only {keyword} is supported")
-    masked = isinstance(kwargs.get(keyword), TensorRef)
-    if len(ctx.inputs) != 1 + masked or ctx.x.rank != 3 or ctx.x.shape[-1] is None:
-        raise ctx.unsupported(f"expected an (N, T, D) input and optionally a padding mask, found "
-                              f"{[i.shape for i in ctx.inputs]}")
-    if masked and ctx.inputs[1].rank != 2:
-        raise ctx.unsupported(f"padding_mask should be (N, T), found rank {ctx.inputs[1].rank}")
-    return masked
+    tensors = sorted(k for k, v in kwargs.items() if isinstance(v, TensorRef))
+    others = sorted(k for k, v in kwargs.items()
+                    if k not in tensors and v is not None and allowed.get(k, None) != v and k != "training")
+    unknown = [k for k in tensors if k not in keywords and k not in positional]
+    if others or unknown:
+        raise ctx.unsupported(f"called with {', '.join(others + unknown)}; supported: "
+                              f"{', '.join([*positional, *sorted(keywords)])}")
+    count = len(ctx.inputs) - len(tensors)
+    if count > len(positional):
+        raise ctx.unsupported(f"called with {len(ctx.inputs)} tensors")
+    found = {name: i for i, name in enumerate(positional[:count])}
+    found.update({name: count + i for i, name in enumerate(tensors)})
+    for name, i in found.items():
+        shape = ctx.inputs[i].shape
+        if ctx.inputs[i].rank != (2 if name.endswith("mask") else 3) or (not name.endswith("mask") and shape[-1] is None):
+            raise ctx.unsupported(f"{name} of shape {shape}; expected (N, T{'' if name.endswith('mask') else ', D'})")
+    return found
 
 
-@converter(HUB + "TransformerEncoder", HUB + "TransformerDecoder", wants="keras")
+_ENCODERS = (HUB + "TransformerEncoder", HUB + "WhisperEncoder")
+_DECODERS = (HUB + "TransformerDecoder", HUB + "WhisperDecoder")
+
+
+def _attention(w: dict, ours: str, theirs: str) -> list:
+    """One KerasMultiHeadAttention's state_dict entries from a Keras MultiHeadAttention's sublayers."""
+    params = []
+    for sub in ("query", "key", "value"):
+        kernel, *bias = w[f"{theirs}/{sub}_dense"]
+        params.append(param("", f"{ours}.{sub}.weight", kernel, "mha_in_kernel"))
+        params += [param("", f"{ours}.{sub}.bias", b, "mha_in_bias") for b in bias]
+    kernel, bias = w[f"{theirs}/output_dense"]
+    return params + [param("", f"{ours}.attention_output.weight", kernel, "mha_out_kernel"),
+                     param("", f"{ours}.attention_output.bias", bias, layouts.IDENTITY)]
+
+
+@converter(*_ENCODERS, *_DECODERS, wants="keras")
 def transformer_block(ctx: Ctx) -> Converted:
-    decoder = ctx.layer.class_name == HUB + "TransformerDecoder"
-    # A decoder called with an encoder sequence has cross-attention (its weights would also be there).
-    masked = padding_mask(ctx, "decoder_padding_mask", {"use_causal_mask": True}) if decoder else \
-        padding_mask(ctx, "padding_mask", {"return_attention_scores": False})
-    hidden, inner, heads = ctx.x.shape[-1], cfg_int(ctx, "intermediate_dim"), cfg_int(ctx, "num_heads")
+    """keras-hub's TransformerEncoder / TransformerDecoder and Whisper's subclasses of them (whose key
+    projections have no bias). A decoder called with an encoder sequence has cross-attention."""
+    decoder = ctx.layer.class_name in _DECODERS
+    whisper = ctx.layer.class_name.startswith(HUB + "Whisper")
+    if decoder:
+        args = tensor_args(ctx, ("decoder_sequence", "encoder_sequence"), {"decoder_padding_mask"},
+                           {"use_causal_mask": True})
+        x_name, mask_name = "decoder_sequence", "decoder_padding_mask"
+    else:
+        args = tensor_args(ctx, ("inputs",), {"padding_mask"}, {"return_attention_scores": False})
+        x_name, mask_name = "inputs", "padding_mask"
+    if x_name not in args:
+        raise ctx.unsupported(f"called without {x_name}")
+    cross = "encoder_sequence" in args
+    x = ctx.inputs[args[x_name]]
+    hidden, inner, heads = x.shape[-1], cfg_int(ctx, "intermediate_dim"), cfg_int(ctx, "num_heads")
     if hidden % heads:
         raise ctx.unsupported(f"hidden size {hidden} is not a multiple of num_heads={heads}")
     epsilon, first = cfg_float(ctx, "layer_norm_epsilon", 1e-5), cfg_bool(ctx, "normalize_first", False)
     act = activation_name(ctx, ctx.config.get("activation", "relu"))
-    w = sublayer_weights(ctx, {f"self_attention_layer/{s}_dense": 2 for s in ("query", "key", "value", "output")} | {
-        "self_attention_layer_norm": 2, "feedforward_intermediate_dense": 2, "feedforward_output_dense": 2,
-        "feedforward_layer_norm": 2})
-    params = []
-    for sub in ("query", "key", "value"):
-        kernel, bias = w[f"self_attention_layer/{sub}_dense"]
-        params += [param("", f"self_attention.{sub}.weight", kernel, "mha_in_kernel"),
-                   param("", f"self_attention.{sub}.bias", bias, "mha_in_bias")]
-    kernel, bias = w["self_attention_layer/output_dense"]
-    params += [param("", "self_attention.attention_output.weight", kernel, "mha_out_kernel"),
-               param("", "self_attention.attention_output.bias", bias, layouts.IDENTITY)]
-    for ours, theirs, kind in (("self_attention_norm", "self_attention_layer_norm", "norm"),
-                               ("intermediate", "feedforward_intermediate_dense", "dense"),
-                               ("output", "feedforward_output_dense", "dense"),
-                               ("feedforward_norm", "feedforward_layer_norm", "norm")):
-        first_var, second = w[theirs]
-        params += [param("", f"{ours}.weight", first_var, "dense" if kind == "dense" else "identity"),
-                   param("", f"{ours}.bias", second)]
-    cls = "KerasHubTransformerDecoder" if decoder else "KerasHubTransformerEncoder"
-    module = Module(cls, (hidden, inner, heads, act, epsilon), (("normalize_first", True),) if first else ())
-    call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
-    helpers = ("KerasMultiHeadAttention", "KerasHubTransformerEncoder", *((cls,) if decoder else ()))
-    return Converted((Op(call, module),), (ctx.x,), tuple(params), helpers=helpers)
+    key_vars = 1 if whisper else 2
+    attention = {"self_attention_layer"} | ({"cross_attention_layer"} if cross else set())
+    expected = {f"{a}/{s}_dense": key_vars if s == "key" else 2 for a in attention
+                for s in ("query", "key", "value", "output")}
+    expected.update({f"{a}_norm": 2 for a in attention})
+    expected.update({"feedforward_intermediate_dense": 2, "feedforward_output_dense": 2, "feedforward_layer_norm": 2})
+    w = sublayer_weights(ctx, expected)
+    params = _attention(w, "self_attention", "self_attention_layer")
+    norms = [("self_attention_norm", "self_attention_layer_norm", "identity"),
+             ("intermediate", "feedforward_intermediate_dense", "dense"),
+             ("output", "feedforward_output_dense", "dense"), ("feedforward_norm", "feedforward_layer_norm", "identity")]
+    if cross:
+        params += _attention(w, "cross_attention", "cross_attention_layer")
+        norms.append(("cross_attention_norm", "cross_attention_layer_norm", "identity"))
+    for ours, theirs, kind in norms:
+        weight, bias = w[theirs]
+        params += [param("", f"{ours}.weight", weight, kind), param("", f"{ours}.bias", bias)]
+    cls = "KerasHubCrossAttentionDecoder" if cross else "KerasHubTransformerDecoder" if decoder else \
+        "KerasHubTransformerEncoder"
+    kwargs = (*((("normalize_first", True),) if first else ()), *((("key_bias", False),) if whisper else ()))
+    module = Module(cls, (hidden, inner, heads, act, epsilon), kwargs)
+    call = [f"{{{args[x_name]}}}", *([f"{{{args['encoder_sequence']}}}"] if cross else []),
+            *([f"padding_mask={{{args[mask_name]}}}"] if mask_name in args else [])]
+    helpers = ("KerasMultiHeadAttention", "KerasHubTransformerEncoder",
+               *(("KerasHubTransformerDecoder",) if decoder else ()), *((cls,) if cross else ()))
+    return Converted((Op(f"{{m}}({', '.join(call)})", module),), (x,), tuple(params), helpers=helpers)
+
+
+@converter("keras_hub.src.models.whisper.whisper_backbone>Padder", wants="keras")
+def whisper_padder(ctx: Ctx) -> Converted:
+    """Whisper's Padder: ops.pad(x, [[0, 0], [1, 1], [0, 0]]), one zero step before and after."""
+    if ctx.x.rank != 3 or len(ctx.inputs) != 1:
+        raise ctx.unsupported(f"expected an (N, T, D) input, found {[i.shape for i in ctx.inputs]}")
+    steps = None if ctx.x.shape[0] is None else ctx.x.shape[0] + 2
+    return Converted((Op("F.pad({x}, [0, 0, 1, 1])"),), (TensorInfo((steps, ctx.x.shape[1])),))
