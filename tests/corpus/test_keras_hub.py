@@ -50,6 +50,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                      query_head_dim_normalize=False)),
     "whisper": ("WhisperBackbone", dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16,
                                         num_mels=6, max_encoder_sequence_length=20, max_decoder_sequence_length=12)),
+    "deit": ("DeiTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,
+                                  intermediate_dim=16)),
     "vgg": ("VGGBackbone", dict(stackwise_num_repeats=[2, 1], stackwise_num_filters=[4, 8], image_shape=(16, 16, 3))),
     "resnet_v1": ("ResNetBackbone", dict(RESNET, block_type="bottleneck_block")),
     "resnet_v2": ("ResNetBackbone", dict(RESNET, block_type="basic_block", use_pre_activation=True)),
@@ -57,6 +59,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                          input_conv_kernel_sizes=[3, 3, 3])),
     "densenet": ("DenseNetBackbone", dict(stackwise_num_repeats=[2, 2], growth_rate=4, image_shape=(32, 32, 3))),
 }
+
+
+GET_CONFIG_BUGS = {"LlamaTransformerDecoder": {"rope_scaling_factor": lambda op: op.rope_position_scaling_factor},
+                   "DeiTEncoder": {"key_dim": lambda op: op.hidden_dim // op.num_heads}}
 
 
 def keras_hub():
@@ -96,9 +102,10 @@ def functional_config(model) -> dict[str, Any]:
     """The graph config Keras would save for this model were it a plain Functional model."""
     from keras.src.models import functional
 
-    for op in model.operations:  # keras-hub 0.32's LlamaTransformerDecoder.get_config reads a missing attribute
-        if type(op).__name__ == "LlamaTransformerDecoder" and not hasattr(op, "rope_scaling_factor"):
-            op.rope_scaling_factor = op.rope_position_scaling_factor
+    for op in model.operations:  # keras-hub 0.32's get_config of these reads an attribute they never set
+        for attribute, value in GET_CONFIG_BUGS.get(type(op).__name__, {}).items():
+            if not hasattr(op, attribute):
+                setattr(op, attribute, value(op))
     like = functional.functional_like_constructor
     functional.functional_like_constructor = lambda cls: True  # keras-hub's get_config returns its arguments
     try:

@@ -103,20 +103,23 @@ class KerasHubTransformerDecoder(KerasHubTransformerEncoder):
 
 
 class KerasHubViTPatchingAndEmbedding(nn.Module):
-    """keras-hub's ViTPatchingAndEmbedding: a patch-strided conv, patches in row-major order, the class
-    token first (``use_class_token``), plus learned position embeddings."""
+    """keras-hub's ViTPatchingAndEmbedding (and DeiTEmbeddings, ``distillation_token=True``): a
+    patch-strided conv, patches in row-major order, the class token (then DeiT's distillation token)
+    first, plus learned position embeddings (DeiT keeps them as (1, positions, hidden))."""
 
-    def __init__(self, channels, hidden, patch_size, num_positions, use_class_token=True, use_patch_bias=True):
+    def __init__(self, channels, hidden, patch_size, num_positions, use_class_token=True, use_patch_bias=True,
+                 distillation_token=False):
         super().__init__()
         self.patch_embedding = nn.Conv2d(channels, hidden, patch_size, stride=patch_size, bias=use_patch_bias)
         self.class_token = nn.Parameter(torch.zeros(1, 1, hidden)) if use_class_token else None
-        self.position_embedding = nn.Parameter(torch.zeros(num_positions, hidden))
+        self.distillation_token = nn.Parameter(torch.zeros(1, 1, hidden)) if distillation_token else None
+        shape = (1, num_positions, hidden) if distillation_token else (num_positions, hidden)
+        self.position_embedding = nn.Parameter(torch.zeros(shape))
 
     def forward(self, images):
         x = self.patch_embedding(images).flatten(2).transpose(1, 2)  # (N, patches, hidden)
-        if self.class_token is not None:
-            x = torch.cat((self.class_token.expand(x.shape[0], -1, -1), x), dim=1)
-        return x + self.position_embedding
+        tokens = [t.expand(x.shape[0], -1, -1) for t in (self.class_token, self.distillation_token) if t is not None]
+        return torch.cat((*tokens, x), dim=1) + self.position_embedding
 
 
 class KerasHubViTBlock(nn.Module):
@@ -176,3 +179,17 @@ class KerasHubCrossAttentionDecoder(KerasHubTransformerDecoder):
         y = self.feedforward_norm(x) if self.normalize_first else x
         x = x + self.output(self.activation(self.intermediate(y)))
         return x if self.normalize_first else self.feedforward_norm(x)
+
+
+class KerasHubDeiTEncoder(KerasHubViTEncoder):
+    """keras-hub's DeiTEncoder: the ViT encoder's math, returning as DeiT does (hidden states, and the
+    empty hidden-state and attention-score stacks it returns unless asked for them)."""
+
+    def __init__(self, num_layers, hidden, num_heads, mlp_dim, epsilon, use_mha_bias=True):
+        super().__init__(num_layers, hidden, num_heads, mlp_dim, epsilon, use_mha_bias)
+        self.num_heads = num_heads
+
+    def forward(self, x):
+        steps = x.shape[1]
+        y = super().forward(x)
+        return y, y.new_zeros((0, steps, y.shape[-1])), y.new_zeros((0, self.num_heads, steps, steps))
