@@ -52,6 +52,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                         num_mels=6, max_encoder_sequence_length=20, max_decoder_sequence_length=12)),
     "deit": ("DeiTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,
                                   intermediate_dim=16)),
+    "t5": ("T5Backbone", dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16)),
     "vgg": ("VGGBackbone", dict(stackwise_num_repeats=[2, 1], stackwise_num_filters=[4, 8], image_shape=(16, 16, 3))),
     "resnet_v1": ("ResNetBackbone", dict(RESNET, block_type="bottleneck_block")),
     "resnet_v2": ("ResNetBackbone", dict(RESNET, block_type="basic_block", use_pre_activation=True)),
@@ -88,6 +89,11 @@ def model_inputs(model, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     if not isinstance(model.input, dict):  # an image backbone
         return {"images": rng.uniform(0, 1, (2, *model.input.shape[1:])).astype("float32")}
+    if "encoder_token_ids" in model.input:  # T5: 40 tokens in (so that far offsets use the log buckets), 7 out
+        return {"encoder_token_ids": rng.integers(0, 50, (2, 40)).astype("int32"),
+                "encoder_padding_mask": np.array([[1] * 40, [1] * 30 + [0] * 10], "int32"),
+                "decoder_token_ids": rng.integers(0, 50, (2, 7)).astype("int32"),
+                "decoder_padding_mask": np.array([[1] * 7, [1] * 4 + [0] * 3], "int32")}
     if "encoder_features" in model.input:  # Whisper: 20 frames of audio features, 7 decoder tokens
         return {"encoder_features": rng.normal(size=(2, 20, model.input["encoder_features"].shape[-1])).astype("float32"),
                 "decoder_token_ids": rng.integers(0, 50, (2, 7)).astype("int32"),

@@ -33,10 +33,12 @@ def padding_mask(ctx: Ctx, keyword: str, allowed: dict[str, Any]) -> bool:
     return keyword in args
 
 
-def tensor_args(ctx: Ctx, positional: tuple[str, ...], keywords: set[str], allowed: dict[str, Any]) -> dict[str, int]:
+def tensor_args(ctx: Ctx, positional: tuple[str, ...], keywords: set[str], allowed: dict[str, Any],
+                ranks: dict[str, int] | None = None) -> dict[str, int]:
     """Which of ``ctx.inputs`` each tensor argument is: the positional ones by ``positional``, then the
     keyword tensors (the reader lists them after, by sorted name). Any other non-default argument is
-    refused by name: the block would compute something else."""
+    refused by name: the block would compute something else. Ranks (batch included) are checked: by
+    ``ranks``, else 2 for a ``…mask`` and 3 (features known) for a sequence."""
     kwargs = ctx.call.kwargs
     tensors = sorted(k for k, v in kwargs.items() if isinstance(v, TensorRef))
     others = sorted(k for k, v in kwargs.items()
@@ -51,9 +53,10 @@ def tensor_args(ctx: Ctx, positional: tuple[str, ...], keywords: set[str], allow
     found = {name: i for i, name in enumerate(positional[:count])}
     found.update({name: count + i for i, name in enumerate(tensors)})
     for name, i in found.items():
-        shape = ctx.inputs[i].shape
-        if ctx.inputs[i].rank != (2 if name.endswith("mask") else 3) or (not name.endswith("mask") and shape[-1] is None):
-            raise ctx.unsupported(f"{name} of shape {shape}; expected (N, T{'' if name.endswith('mask') else ', D'})")
+        info, mask = ctx.inputs[i], name.endswith("mask")
+        rank = (ranks or {}).get(name, 2 if mask else 3)
+        if info.rank != rank or (not mask and rank == 3 and info.shape[-1] is None):
+            raise ctx.unsupported(f"{name} of shape (N, {', '.join(map(str, info.shape))}); expected rank {rank}")
     return found
 
 
