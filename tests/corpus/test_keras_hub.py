@@ -34,6 +34,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "electra": ("ElectraBackbone", dict(SMALL, vocab_size=50, embedding_dim=4)),
     "roberta": ("RobertaBackbone", dict(SMALL, vocabulary_size=50)),
     "distil_bert": ("DistilBertBackbone", dict(SMALL, vocabulary_size=50)),
+    "distil_bert_no_dropout": ("DistilBertBackbone", dict(SMALL, vocabulary_size=50, dropout=0.0)),
     "albert": ("AlbertBackbone", dict(SMALL, num_layers=4, num_groups=2, num_inner_repetitions=1, vocabulary_size=50,
                                       embedding_dim=4)),
     "gpt2": ("GPT2Backbone", dict(SMALL, vocabulary_size=50)),
@@ -85,7 +86,7 @@ def randomise(model, seed: int) -> None:
 
 
 def model_inputs(model, seed: int) -> dict[str, np.ndarray]:
-    """Two images, or two sequences of 7 tokens with the second padded after 4 (its last 3 keys masked)."""
+    """Two images, or sequences of 7 tokens: one whole, one padded after 4, one all padding."""
     rng = np.random.default_rng(seed)
     if not isinstance(model.input, dict):  # an image backbone
         return {"images": rng.uniform(0, 1, (2, *model.input.shape[1:])).astype("float32")}
@@ -98,9 +99,11 @@ def model_inputs(model, seed: int) -> dict[str, np.ndarray]:
         return {"encoder_features": rng.normal(size=(2, 20, model.input["encoder_features"].shape[-1])).astype("float32"),
                 "decoder_token_ids": rng.integers(0, 50, (2, 7)).astype("int32"),
                 "decoder_padding_mask": np.array([[1] * 7, [1] * 4 + [0] * 3], "int32")}
-    inputs = {"token_ids": rng.integers(0, 50, (2, 7)).astype("int32"),
-              "padding_mask": np.array([[1] * 7, [1] * 4 + [0] * 3], "int32"),
-              "segment_ids": rng.integers(0, 2, (2, 7)).astype("int32")}
+    # the third sequence is all padding: every key of every query masked (Keras 3 gives such rows zero
+    # weights, or uniform ones in its fused attention, which layers without dropout take)
+    inputs = {"token_ids": rng.integers(0, 50, (3, 7)).astype("int32"),
+              "padding_mask": np.array([[1] * 7, [1] * 4 + [0] * 3, [0] * 7], "int32"),
+              "segment_ids": rng.integers(0, 2, (3, 7)).astype("int32")}
     return {k: v for k, v in inputs.items() if k in model.input}
 
 

@@ -60,11 +60,14 @@ class KerasMultiHeadAttention(nn.Module):
 
     One Linear per Keras sublayer (query, key, value, attention_output; heads flattened into the
     features), then softmax((query / sqrt(key_dim)) @ keyᵀ) @ value per head, as Keras computes it.
+    A query row whose every key is masked gets zero weights, as Keras 3's masked softmax gives it; with
+    ``uniform_when_masked`` uniform ones, as Keras 3's fused path does (a layer with dropout=0).
     """
 
     def __init__(self, query_size, key_size, value_size, num_heads, key_dim, value_dim, output_dim,
-                 use_bias=True, key_bias=None):
+                 use_bias=True, key_bias=None, uniform_when_masked=False):
         super().__init__()
+        self.uniform_when_masked = uniform_when_masked
         self.num_heads, self.key_dim, self.value_dim = num_heads, key_dim, value_dim
         self.scale = 1.0 / float(key_dim) ** 0.5
         self.query = nn.Linear(query_size, num_heads * key_dim, bias=use_bias)
@@ -74,22 +77,33 @@ class KerasMultiHeadAttention(nn.Module):
         self.attention_output = nn.Linear(num_heads * value_dim, output_dim, bias=use_bias)
 
     def forward(self, query, value, key=None, use_causal_mask=False, return_attention_scores=False,
-                attention_mask=None):
+                attention_mask=None, query_mask=None, value_mask=None, key_mask=None):
         key = value if key is None else key
         # (N, T, heads * dim) -> (N, heads, T, dim)
         q = self.query(query).unflatten(-1, (self.num_heads, self.key_dim)).transpose(1, 2)
         k = self.key(key).unflatten(-1, (self.num_heads, self.key_dim)).transpose(1, 2)
         v = self.value(value).unflatten(-1, (self.num_heads, self.value_dim)).transpose(1, 2)
         scores = (q * self.scale) @ k.transpose(-1, -2)  # Keras scales the query, then multiplies
+        # Keras merges every mask given (attention_mask (N, T, S); the Keras masks of query (N, T) and of
+        # value / key (N, S)) into one boolean (N, T, S): a masked query row attends to nothing
+        keep = None if attention_mask is None else attention_mask.bool()
+        if query_mask is not None:
+            keep = query_mask.bool().unsqueeze(-1) if keep is None else keep & query_mask.bool().unsqueeze(-1)
+        for mask in (value_mask, key_mask):
+            if mask is not None:
+                keep = mask.bool().unsqueeze(-2) if keep is None else keep & mask.bool().unsqueeze(-2)
         if use_causal_mask:  # query step i sees key steps j <= i
             allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
-            scores = scores.masked_fill(~allowed, float("-inf"))
-        if attention_mask is not None:  # (N, T or 1, S): Keras keeps scores where it is > 0.5 (bool, int: > 0)
-            if attention_mask.dtype != torch.bool:
-                attention_mask = attention_mask > (0.5 if attention_mask.is_floating_point() else 0)
-            keep = attention_mask.unsqueeze(1)  # the same for every head
-            scores = torch.softmax(torch.where(keep, scores, -1.0e9), dim=-1)
-            scores = torch.where(keep, scores, 0.0)  # a row with every key masked is zeros, not uniform
+            if keep is None:
+                scores = scores.masked_fill(~allowed, float("-inf"))
+            else:
+                keep = keep & allowed
+        if keep is not None:
+            keep = keep.unsqueeze(1)  # the same for every head
+            if self.uniform_when_masked:  # masked logits at -0.7 * float32 max: a fully masked row is uniform
+                scores = torch.softmax(torch.where(keep, scores, -2.372671e38), dim=-1)
+            else:  # masked logits at -1e9, then the masked weights zeroed: a fully masked row is zeros
+                scores = torch.where(keep, torch.softmax(torch.where(keep, scores, -1.0e9), dim=-1), 0.0)
         else:
             scores = torch.softmax(scores, dim=-1)
         out = self.attention_output((scores @ v).transpose(1, 2).flatten(2))

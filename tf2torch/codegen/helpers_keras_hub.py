@@ -60,14 +60,16 @@ class KerasHubTokenAndPositionEmbedding(nn.Module):
 class KerasHubTransformerEncoder(nn.Module):
     """keras_hub.layers.TransformerEncoder: self-attention then a two-layer feed-forward, each with a
     residual and a LayerNorm (after it, or before it with ``normalize_first``). ``padding_mask`` (N, T)
-    masks keys as keras-hub does: cast to int32, kept where > 0."""
+    masks keys as keras-hub does: cast to int32, kept where > 0 (``uniform_when_masked``: the layer has no
+    dropout, so Keras runs its fused attention; see KerasMultiHeadAttention)."""
 
-    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False, key_bias=True):
+    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False, key_bias=True,
+                 uniform_when_masked=False):
         super().__init__()
         head = hidden // num_heads
         self.normalize_first = normalize_first
         self.self_attention = KerasMultiHeadAttention(hidden, hidden, hidden, num_heads, head, head, hidden,
-                                                      key_bias=key_bias)
+                                                      key_bias=key_bias, uniform_when_masked=uniform_when_masked)
         self.self_attention_norm = nn.LayerNorm(hidden, eps=epsilon)
         self.intermediate = nn.Linear(hidden, intermediate)
         # by the name the converter passes (a literal, never a callable from the file)
@@ -160,11 +162,13 @@ class KerasHubCrossAttentionDecoder(KerasHubTransformerDecoder):
     then attention from the decoder steps to the encoder sequence, then the feed-forward, each with a
     residual and a LayerNorm (before it with ``normalize_first``, else after)."""
 
-    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False, key_bias=True):
-        super().__init__(hidden, intermediate, num_heads, activation, epsilon, normalize_first, key_bias)
+    def __init__(self, hidden, intermediate, num_heads, activation, epsilon, normalize_first=False, key_bias=True,
+                 uniform_when_masked=False):
+        super().__init__(hidden, intermediate, num_heads, activation, epsilon, normalize_first, key_bias,
+                         uniform_when_masked)
         head = hidden // num_heads
         self.cross_attention = KerasMultiHeadAttention(hidden, hidden, hidden, num_heads, head, head, hidden,
-                                                       key_bias=key_bias)
+                                                       key_bias=key_bias, uniform_when_masked=uniform_when_masked)
         self.cross_attention_norm = nn.LayerNorm(hidden, eps=epsilon)
 
     def forward(self, x, encoder_sequence, padding_mask=None):

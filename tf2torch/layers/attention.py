@@ -47,6 +47,20 @@ def _roles(ctx: Ctx) -> dict[str, int]:
     return roles
 
 
+def _keras_masks(ctx: Ctx, roles: dict[str, int]) -> list[str]:
+    """The Keras masks the inputs carry (from Embedding(mask_zero=True) or Masking), as Keras 3 passes them:
+    the query's and the value's, and the key's when a key other than the value is given."""
+    masked = {role: ctx.inputs[i].mask for role, i in roles.items() if ctx.inputs[i].mask}
+    if not masked:
+        return []
+    if ctx.keras_version == 2:  # tf_keras gives a fully masked query row uniform weights, Keras 3 zeros
+        raise ctx.unsupported("a Keras 2 MultiHeadAttention on masked inputs (from mask_zero or Masking) is not "
+                              "supported", "save the model with Keras 3, or drop the mask")
+    if roles.get("key") == roles["value"]:
+        masked.pop("key", None)
+    return [f"{role}_mask={mask}" for role, mask in masked.items()]
+
+
 def _bind(ctx: Ctx, use_bias: bool) -> dict[tuple[str, str], Variable]:
     """The weights by (our Linear, "kernel" | "bias"), from sublayer names, never from saved order."""
     found: dict[tuple[str, str], Variable] = {}
@@ -119,14 +133,18 @@ def multi_head_attention(ctx: Ctx) -> Converted:
     if use_bias:
         params.append(param("", "attention_output.bias", w[("attention_output", "bias")], layouts.IDENTITY))
 
+    # Keras 3 runs a layer without dropout through its fused attention, whose fully masked rows are uniform
+    fused = not scores and not ctx.config.get("dropout")
     module = Module("KerasMultiHeadAttention", (query.shape[-1], key.shape[-1], value.shape[-1]), (
         ("num_heads", heads), ("key_dim", key_dim), ("value_dim", value_dim), ("output_dim", out_dim),
-        *((("use_bias", False),) if not use_bias else ())))
+        *((("use_bias", False),) if not use_bias else ()),
+        *((("uniform_when_masked", True),) if fused and _keras_masks(ctx, roles) else ())))
     args = [f"{{{roles['query']}}}", f"{{{roles['value']}}}"]
     if "key" in roles:
         args.append(f"key={{{roles['key']}}}")
     if causal:
         args.append("use_causal_mask=True")
+    args += _keras_masks(ctx, roles)
     if scores:
         args.append("return_attention_scores=True")
     outputs = [TensorInfo((query.shape[0], out_dim))]

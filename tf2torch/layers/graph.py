@@ -115,6 +115,11 @@ class GraphConverter:
                 self.out.inputs.append((name, info))
         pending = [(layer, i) for layer in graph.layers for i in range(len(layer.calls))
                    if layer.class_name != "InputLayer"]
+        outer_readers = getattr(self, "_readers", {})  # a nested model's walk restores its parent's at the end
+        self._readers: dict[tuple[str, int, int], list[tuple[LayerSpec, int]]] = {}
+        for layer, i in pending:
+            for r in layer.calls[i].inputs:
+                self._readers.setdefault(_key(r), []).append((layer, i))
         states: dict[str, _LayerState] = {}
         while pending:
             ready = [(layer, i) for layer, i in pending
@@ -141,7 +146,19 @@ class GraphConverter:
             cls.returns.append(expr)
             out_infos.append(info)
         self.out.classes.append(cls)
+        self._readers = outer_readers
         return out_infos
+
+    def _check_attention_reads(self, layer: LayerSpec, index: int) -> None:
+        for ref in layer.calls[index].inputs:
+            others = [(other.name, other.class_name, tuple(r.layer for r in other.calls[j].inputs))
+                      for other, j in self._readers.get(_key(ref), []) if (other.name, j) != (layer.name, index)]
+            blocked = masks.shared_after_attention(others, layer.name)
+            if blocked:
+                raise UnsupportedError(
+                    f"layer {layer.name!r} (MultiHeadAttention) reads a masked tensor that {', '.join(blocked[:3])} "
+                    "also read(s); Keras clears that tensor's mask when the attention reads it, so what they "
+                    "compute depends on Keras's execution order; give each its own Embedding/Masking output")
 
     def _interface(self, expr: str, info: TensorInfo) -> tuple[str, TensorInfo]:
         """Model outputs: Keras layout with --channels-last; else channels-first for images (rank >= 4)."""
@@ -158,10 +175,15 @@ class GraphConverter:
         reg = lookup(layer)
         exprs, infos = self._arrange(args, reg.wants, reg.accepts_flat)
         mask = next((a.info.mask for a in args if a.info.mask), "")
+        if layer.class_name in masks.MERGE and len({a.info.mask for a in args if a.info.mask}) > 1:
+            raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) merges tensors with different Keras "
+                                   "masks, which Keras combines and tf2torch does not; remove a mask")
+        if layer.class_name == "MultiHeadAttention" and mask:
+            self._check_attention_reads(layer, index)
         if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and layer.class_name not in masks.USE:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) is called with a Keras mask, which "
                                    "tf2torch does not apply there; remove the mask, or port this layer by hand")
-        if mask and layer.class_name not in masks.CARRY | masks.USE:
+        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) receives a Keras mask (from "
                                    "Embedding(mask_zero=True) or Masking), which Keras would apply there and "
                                    "tf2torch does not; remove the mask, or port this layer by hand")
@@ -198,9 +220,10 @@ class GraphConverter:
         names = [local.create(layer.name if len(conv.outputs) == 1 else f"{layer.name}_{j}", "t")
                  for j in range(len(conv.outputs))]
         cls.lines.append(f"{', '.join(names)} = {x}")
-        # Keras 2 computes masks implicitly (compute_mask); Keras 3 records them as ops and mask= arguments.
-        implicit = self.options.keras_version == 2
-        made = masks.made_by(layer.class_name, layer.config, exprs[0]) if exprs and implicit else None
+        # Keras 2 computes masks implicitly (compute_mask). Keras 3 records a mask as ops and a mask= argument
+        # for layers whose call takes `mask`, but layers that read their inputs' masks themselves
+        # (MultiHeadAttention) leave no trace in the config: masks are tracked in both.
+        made = masks.made_by(layer.class_name, layer.config, exprs[0]) if exprs else None
         if made is not None:  # this layer makes a mask: a local the layers after it read
             mask = local.create(f"{layer.name}_mask", "mask")
             cls.lines.append(f"{mask} = {made}")

@@ -2,7 +2,8 @@
 
 ``Embedding(mask_zero=True)`` makes ``ids != 0`` and ``Masking(mask_value)`` makes ``(x != value).any(-1)``
 (a (N, T) bool tensor, a local of forward()). Layers that keep the time axis and ignore the mask carry
-it on; the recurrent layers use it (``KerasMaskedRNN``: masked steps carry state and output). A masked
+it on; the recurrent layers use it (``KerasMaskedRNN``: masked steps carry state and output), and so does
+MultiHeadAttention (Keras 3 reads the query's and value's masks even though its config does not say so). A masked
 tensor reaching any other layer (a pooling or attention layer Keras would compute masked) is refused by
 name: computing it unmasked would give other numbers with no error.
 """
@@ -17,7 +18,11 @@ CARRY = frozenset({
     "Identity", "Dense", "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "LayerNormalization",
     "BatchNormalization", "UnitNormalization", "RMSNormalization",
 })
-USE = frozenset({"LSTM", "GRU", "SimpleRNN"})  # their converters read the mask
+# Their converters read the mask (MultiHeadAttention: the query's and value's, as Keras 3 does; its output
+# keeps the query's mask).
+USE = frozenset({"LSTM", "GRU", "SimpleRNN", "MultiHeadAttention"})
+# Elementwise merges: Keras ANDs their inputs' masks; they carry a mask when every masked input has the same one.
+MERGE = frozenset({"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"})
 
 
 def made_by(class_name: str, config: Any, input_expr: str) -> str | None:
@@ -34,6 +39,20 @@ def made_by(class_name: str, config: Any, input_expr: str) -> str | None:
 
 def carried(class_name: str, config: Any) -> bool:
     """Whether the layer's output keeps its input's mask (a recurrent layer keeps it with its sequences)."""
+    if class_name == "MultiHeadAttention" or class_name in MERGE:
+        return True
     if class_name in USE:
         return config.get("return_sequences") is True
     return class_name in CARRY
+
+
+def shared_after_attention(consumers: list[tuple[str, str, tuple[str, ...]]], attention: str) -> list[str]:
+    """Why a masked tensor that ``attention`` (a MultiHeadAttention call) reads cannot be converted exactly.
+
+    Keras's MultiHeadAttention clears the masks of the tensors it reads, so a layer reading the same
+    tensor after it sees no mask: what that layer computes depends on Keras's execution order. Only a
+    merge with this attention's own output (a residual ``Add([x, attention(x, x)])``) is unaffected:
+    the attention's output carries the same mask, and the merge ANDs them. ``consumers`` lists
+    (layer name, class, names of the layers its inputs come from) for the tensor's other readers.
+    """
+    return list(dict.fromkeys(name for name, cls, sources in consumers if not (cls in MERGE and attention in sources)))

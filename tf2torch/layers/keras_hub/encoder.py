@@ -117,7 +117,10 @@ def transformer_block(ctx: Ctx) -> Converted:
         params += [param("", f"{ours}.weight", weight, kind), param("", f"{ours}.bias", bias)]
     cls = "KerasHubCrossAttentionDecoder" if cross else "KerasHubTransformerDecoder" if decoder else \
         "KerasHubTransformerEncoder"
-    kwargs = (*((("normalize_first", True),) if first else ()), *((("key_bias", False),) if whisper else ()))
+    # the attention layers take the block's dropout: none means Keras 3's fused attention (uniform masked rows)
+    fused = not ctx.config.get("dropout")
+    kwargs = (*((("normalize_first", True),) if first else ()), *((("key_bias", False),) if whisper else ()),
+              *((("uniform_when_masked", True),) if fused else ()))
     module = Module(cls, (hidden, inner, heads, act, epsilon), kwargs)
     call = [f"{{{args[x_name]}}}", *([f"{{{args['encoder_sequence']}}}"] if cross else []),
             *([f"padding_mask={{{args[mask_name]}}}"] if mask_name in args else [])]
