@@ -44,6 +44,24 @@ class KerasHubRotaryEmbedding(nn.Module):
         return x * angles.cos().to(x.dtype) + torch.cat((-second, first), dim=-1) * angles.sin().to(x.dtype)
 
 
+class KerasHubCausalMask:
+    """Which keys each query of keras-hub's decoders sees: step i sees j <= i (and i < j + sliding_window
+    with a window) among the keys the padding mask keeps (cast to int32, kept where > 0)."""
+
+    @staticmethod
+    def keep(x, padding_mask, sliding_window=None):
+        steps = x.shape[1]
+        i = torch.arange(steps, device=x.device)[:, None]
+        j = torch.arange(steps, device=x.device)[None, :]
+        keep = i >= j
+        if sliding_window is not None:
+            keep = keep & (i < j + sliding_window)
+        keep = keep.unsqueeze(0)  # (1, T, T)
+        if padding_mask is not None:
+            keep = keep & (padding_mask.to(torch.int32).unsqueeze(1) > 0)
+        return keep.unsqueeze(1)  # (N, 1, T, T): the same for every head
+
+
 class KerasHubLlamaDecoder(nn.Module):
     """keras-hub's Llama/Mistral/Qwen3 decoder block: x + attention(rms_norm(x)), then x + mlp(rms_norm(x)).
 
@@ -71,18 +89,6 @@ class KerasHubLlamaDecoder(nn.Module):
         self.up = nn.Linear(hidden, intermediate, bias=False)
         self.down = nn.Linear(intermediate, hidden, bias=False)
 
-    def attention_mask(self, x, padding_mask):
-        steps = x.shape[1]
-        i = torch.arange(steps, device=x.device)[:, None]
-        j = torch.arange(steps, device=x.device)[None, :]
-        keep = i >= j
-        if self.sliding_window is not None:
-            keep = keep & (i < j + self.sliding_window)
-        keep = keep.unsqueeze(0)  # (1, T, T)
-        if padding_mask is not None:
-            keep = keep & (padding_mask.to(torch.int32).unsqueeze(1) > 0)
-        return keep.unsqueeze(1)  # the same for every head
-
     def attend(self, x, keep):
         q = self.rotary(self.query_norm(torch.einsum("bqm,muh->bquh", x, self.query_kernel)))
         k = self.rotary(self.key_norm(torch.einsum("bkm,mvh->bkvh", x, self.key_kernel)))
@@ -93,7 +99,7 @@ class KerasHubLlamaDecoder(nn.Module):
         return torch.einsum("bquh,uhm->bqm", torch.einsum("buqk,bkuh->bquh", weights, v), self.output_kernel)
 
     def forward(self, x, padding_mask=None):
-        x = x + self.attend(self.self_attention_norm(x), self.attention_mask(x, padding_mask))
+        x = x + self.attend(self.self_attention_norm(x), KerasHubCausalMask.keep(x, padding_mask, self.sliding_window))
         y = self.feedforward_norm(x)
         return x + self.down(self.up(y) * nn.functional.silu(self.gate(y)))
 
@@ -144,18 +150,6 @@ class KerasHubGemmaDecoder(nn.Module):
         self.gate_2_kernel = nn.Parameter(torch.zeros(d, f))
         self.linear_kernel = nn.Parameter(torch.zeros(f, d))
 
-    def attention_mask(self, x, padding_mask):
-        steps = x.shape[1]
-        i = torch.arange(steps, device=x.device)[:, None]
-        j = torch.arange(steps, device=x.device)[None, :]
-        keep = i >= j
-        if self.sliding_window is not None:
-            keep = keep & (i < j + self.sliding_window)
-        keep = keep.unsqueeze(0)
-        if padding_mask is not None:
-            keep = keep & (padding_mask.to(torch.int32).unsqueeze(1) > 0)
-        return keep.unsqueeze(1)  # (N, 1, T, T): the same for every head
-
     def attend(self, x, keep):
         q = self.rotary(torch.einsum("btd,ndh->btnh", x, self.query_kernel)) * self.query_scale
         k = self.rotary(torch.einsum("bsd,kdh->bskh", x, self.key_kernel)).repeat_interleave(self.repeats, dim=2)
@@ -168,7 +162,7 @@ class KerasHubGemmaDecoder(nn.Module):
 
     def forward(self, x, padding_mask=None):
         y = self.pre_attention_norm(x)
-        x = x + self.post_attention_norm(self.attend(y, self.attention_mask(y, padding_mask)))
+        x = x + self.post_attention_norm(self.attend(y, KerasHubCausalMask.keep(y, padding_mask, self.sliding_window)))
         y = self.pre_ffw_norm(x)
         gated = nn.functional.gelu(y @ self.gate_kernel, approximate="tanh") * (y @ self.gate_2_kernel)
         return x + self.post_ffw_norm(gated @ self.linear_kernel)

@@ -76,7 +76,7 @@ def llama_decoder(ctx: Ctx) -> Converted:
                     kwargs)
     call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
     return Converted((Op(call, module),), (ctx.x,), tuple(params),
-                     helpers=("KerasHubRMSNorm", "KerasHubRotaryEmbedding", "KerasHubLlamaDecoder"))
+                     helpers=("KerasHubRMSNorm", "KerasHubRotaryEmbedding", "KerasHubCausalMask", "KerasHubLlamaDecoder"))
 
 
 @converter(HUB + "RMSNormalization", wants="keras")
@@ -124,4 +124,5 @@ def gemma_decoder(ctx: Ctx) -> Converted:
                                              scale), kwargs)
     call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
     return Converted((Op(call, module),), (ctx.x,), params,
-                     helpers=("KerasHubRotaryEmbedding", "KerasHubGemmaRMSNorm", "KerasHubGemmaDecoder"))
+                     helpers=("KerasHubRotaryEmbedding", "KerasHubGemmaRMSNorm", "KerasHubCausalMask",
+                              "KerasHubGemmaDecoder"))
