@@ -40,7 +40,7 @@ fixtures: $(STAMP)
 bench: $(STAMP) bench-models
 	$(PY) benchmarks/run.py
 
-# Converted-model speed against tf2onnx -> onnx2torch and torchvision. onnx2torch needs torchvision, and
+# Converted-model speed against tf2onnx -> onnx2torch, Keras 3 on torch and torchvision. onnx2torch needs torchvision, and
 # PyPI's torchvision does not import beside the CPU torch 2.13.0 wheel; torch 2.14.1 + torchvision 0.29.1
 # do (on disk here), so the peers and tf2torch's models all run in a venv of their own.
 BENCH_VENV ?= .venv-bench
