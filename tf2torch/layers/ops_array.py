@@ -52,10 +52,12 @@ def get_item(ctx: Ctx) -> Converted:
     if not isinstance(args, list) or len(args) != 2 or not isinstance(args[0], TensorRef) or len(ctx.inputs) != 1:
         raise ctx.unsupported("expected x[index] with a constant index")
     items = _items(ctx, args[1])
+    if not items:
+        raise ctx.unsupported("an empty index")
     dims = [d for d in items if d is not None]
     if len(dims) > ctx.x.rank:
         raise ctx.unsupported(f"{len(dims)} indices for a tensor of rank {ctx.x.rank}")
-    if items and items[0] is None or (items and not isinstance(items[0], slice)):
+    if not isinstance(items[0], slice):
         raise ctx.unsupported("indexing the batch axis away (or a new axis before it)")
     sizes: list[int | None] = [None, *ctx.x.shape]  # with the batch axis
     shape: list[int | None] = []
@@ -82,7 +84,8 @@ def _float_literal(value: float) -> str:
 def pad(ctx: Ctx) -> Converted:
     """keras.ops.pad(x, pad_width, mode="constant", constant_values=c) as F.pad over the same axes."""
     widths, mode = ctx.config.get("pad_width"), ctx.config.get("mode", "constant")
-    value = ctx.call.kwargs.get("constant_values", 0)
+    value = ctx.call.kwargs.get("constant_values")
+    value = 0 if value is None else value  # Keras records the default as None: zeros
     if mode != "constant":
         raise ctx.unsupported(f"mode={mode!r}; only constant padding is supported")
     if ctx.x.layout == "cf_flat":
@@ -95,8 +98,9 @@ def pad(ctx: Ctx) -> Converted:
     if not ok or widths[0] != [0, 0]:
         raise ctx.unsupported(f"pad_width={widths!r}; expected one [before, after] per axis, none on the batch axis")
     by_dim = {torch_axis(a, ctx.x): w for a, w in enumerate(widths)}
-    last = max(d for d, w in by_dim.items() if w != [0, 0]) if any(w != [0, 0] for w in widths) else 0
-    flat = [v for d in range(last, 0, -1) for v in by_dim[d]]  # F.pad: the last dim first
+    padded = [d for d, w in by_dim.items() if w != [0, 0]]
+    # F.pad's pairs start at the last dim and go backwards, down to the first padded one
+    flat = [v for d in range(ctx.x.rank - 1, min(padded, default=ctx.x.rank) - 1, -1) for v in by_dim[d]]
     shape = tuple(None if s is None else s + sum(w) for s, w in zip(ctx.x.shape, widths[1:]))
     return Converted((Op(f"F.pad({{x}}, {flat!r}, value={_float_literal(float(value))})"),),
                      (TensorInfo(shape, ctx.x.layout),))
