@@ -48,7 +48,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "gemma2": ("GemmaBackbone", dict(LLM, vocabulary_size=50, head_dim=4, use_post_ffw_norm=True,
                                      use_post_attention_norm=True, attention_logit_soft_cap=5.0,
                                      use_sliding_window_attention=True, sliding_window_size=3,
-                                     query_head_dim_normalize=False)),
+                                     query_head_dim_normalize=False, final_logit_soft_cap=3.0)),
     "whisper": ("WhisperBackbone", dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16,
                                         num_mels=6, max_encoder_sequence_length=20, max_decoder_sequence_length=12)),
     "deit": ("DeiTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,
@@ -238,3 +238,20 @@ def test_an_argument_the_builder_does_not_know_is_refused(models, tmp_path):
     result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "rope_scaling" in result.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["llama", "gemma2"])
+def test_reversible_embedding_reverse_matches_keras(models, name: str) -> None:
+    """``token_embedding.reverse(hidden)``: a causal LM's logits (Llama: its own (dim, vocab) matrix;
+    Gemma 2: the tied embedding, soft-capped)."""
+    import torch
+
+    model, path, _, _ = models(name)
+    hidden = np.random.default_rng(4).normal(size=(2, 3, 16)).astype("float32")
+    expected = np.asarray(model.get_layer("token_embedding")(hidden, reverse=True))
+    converted, _ = convert_in_memory(path)
+    with torch.no_grad():
+        got = converted.token_embedding.reverse(torch.from_numpy(hidden)).numpy()
+    error = float(np.abs(got - expected).max() / np.abs(expected).max())
+    print(f"{name} reverse: max relative error {error:.2e}")
+    assert error <= 1e-5
