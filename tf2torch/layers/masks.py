@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..spec import TensorRef
+
 # Layers Keras passes a mask through unchanged (supports_masking, same time axis), and that ignore it.
 CARRY = frozenset({
     "Dropout", "SpatialDropout1D", "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization",
@@ -19,8 +21,8 @@ CARRY = frozenset({
     "BatchNormalization", "UnitNormalization", "RMSNormalization",
 })
 # Their converters read the mask (MultiHeadAttention: the query's and value's, as Keras 3 does; its output
-# keeps the query's mask).
-USE = frozenset({"LSTM", "GRU", "SimpleRNN", "MultiHeadAttention"})
+# keeps the query's mask; GlobalAveragePooling1D: the mean over the unmasked steps).
+USE = frozenset({"LSTM", "GRU", "SimpleRNN", "MultiHeadAttention", "GlobalAveragePooling1D", "GlobalAvgPool1D"})
 # Elementwise merges: Keras ANDs their inputs' masks; they carry a mask when every masked input has the same one.
 MERGE = frozenset({"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"})
 
@@ -56,3 +58,11 @@ def shared_after_attention(consumers: list[tuple[str, str, tuple[str, ...]]], at
     (layer name, class, names of the layers its inputs come from) for the tensor's other readers.
     """
     return list(dict.fromkeys(name for name, cls, sources in consumers if not (cls in MERGE and attention in sources)))
+
+
+def call_mask(ctx: Any) -> str:
+    """The mask a layer call uses, as a template piece: Keras 3's recorded ``mask=`` tensor (the input
+    after the positional ones), or the mask Keras 2 computes implicitly (a local); "" without one."""
+    if isinstance(ctx.call.kwargs.get("mask"), TensorRef):
+        return f"{{{len(ctx.inputs) - 1}}}"
+    return ctx.x.mask

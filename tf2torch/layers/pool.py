@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import masks
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import apply_module, cfg_bool, cfg_ints, cfg_str, channels_last, spatial
 from .padding import conv_out_size, pool_ops
@@ -53,6 +54,15 @@ def global_pool(ctx: Ctx) -> Converted:
     dims = tuple(range(2, 2 + n))
     reduce = "mean" if "Average" in ctx.layer.class_name or "Avg" in ctx.layer.class_name else "amax"
     expr = f"{{x}}.{reduce}(dim={dims!r}, keepdim={keepdims!r})"
+    mask = masks.call_mask(ctx)
+    if mask and ctx.layer.class_name not in ("GlobalAveragePooling1D", "GlobalAvgPool1D"):
+        raise ctx.unsupported("a Keras mask (masked pooling is converted for GlobalAveragePooling1D only)")
+    if mask:  # the mean over the unmasked steps (all masked: 0 / 0, as in Keras)
+        keep = f"{mask}.unsqueeze(1)"  # (N, 1, T) against the channels-first (N, C, T)
+        # Keras 3 zeroes the masked steps with where(); tf_keras multiplies by the mask
+        kept = f"torch.where({keep}, {{x}}, 0.0)" if ctx.keras_version == 3 else f"({{x}} * {keep}.to({{x}}.dtype))"
+        expr = (f"{kept}.sum(dim=2, keepdim={keepdims!r}) / "
+                f"{keep}.to({{x}}.dtype).sum(dim=2, keepdim={keepdims!r})")
     channels = ctx.x.shape[-1]
     out = TensorInfo(((1,) * n + (channels,)) if keepdims else (channels,), "cf" if keepdims else "keras")
     return Converted((Op(expr),), (out,))

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..map import layouts
 from ..spec import LayerSpec, TensorRef, Variable
+from . import masks
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
 from .common import _name_of, bind, cfg_bool, cfg_int, cfg_str, param
 from .registry import converter
@@ -99,12 +100,6 @@ def _check_reset_after(ctx: Ctx, use_bias: bool) -> None:
                               "retrain with reset_after=True, or port this layer by hand (a loop over a cell)")
 
 
-def _mask(ctx: Ctx) -> str:
-    """The call's mask as a template piece: Keras 3's recorded mask= tensor (the input after the
-    sequence), or the mask Keras 2 computes implicitly (a local, layers/masks.py); "" without one."""
-    if isinstance(ctx.call.kwargs.get("mask"), TensorRef):
-        return "{1}"
-    return ctx.x.mask
 
 
 def _check_input(ctx: Ctx) -> int:
@@ -180,7 +175,7 @@ def recurrent(ctx: Ctx) -> Converted:
     rnn = _rnn(ctx)
     steps = ctx.x.shape[0]
     # go_backwards: Keras runs over the reversed sequence and returns the outputs in that order.
-    given = _mask(ctx)
+    given = masks.call_mask(ctx)
     x, mask = ("{x}.flip(1)", f"{given}.flip(1)") if rnn.go_backwards else ("{x}", given)
     if given:  # masked steps carry state and output, as Keras computes them (layers/masks.py)
         call = Op(f"KerasMaskedRNN.run({{m}}, {x}, {mask})", _module(rnn, features, False))
