@@ -496,7 +496,7 @@ def _op_array_constant(keras: Any) -> Any:
 def _masked_pooling(keras: Any) -> Any:
     ids = keras.Input((6,), name="ids")
     h = keras.layers.Embedding(5, 4, mask_zero=True, name="embed")(ids)
-    return keras.Model(ids, keras.layers.GlobalAveragePooling1D(name="pool")(h), name="m")
+    return keras.Model(ids, keras.layers.GlobalMaxPooling1D(name="pool")(h), name="m")
 
 
 UNSUPPORTED = {
@@ -507,8 +507,9 @@ UNSUPPORTED = {
     "keras3-op-array-constant": (_op_array_constant, "keras", "Add", ("keras.src.ops.numpy>Add", "constant")),
     "keras3-op-average-in-h5": (_op_average_h5, "h5", "Average", ("keras.ops.average",)),
     "lambda": (_lambda, "keras", "Lambda", ("Lambda",)),
-    # Keras averages only the unmasked steps: refused, not averaged over all of them
-    "masked-pooling": (_masked_pooling, "keras", "GlobalAveragePooling1D", ("called with a Keras mask",)),
+    # Keras pools only the unmasked steps: refused, not pooled over all of them (GlobalAveragePooling1D
+    # is converted masked: tests/layers/test_masked_pooling.py)
+    "masked-pooling": (_masked_pooling, "keras", "GlobalMaxPooling1D", ("Keras mask",)),
     "prelu-per-pixel": (_prelu_per_pixel, "h5", "PReLU", ("PReLU", "shared_axes")),
     # keras.applications' own layers in a .h5 (no module kept) are recognised by config signature: a
     # user's class of the same name with another config is refused, saying why

@@ -212,7 +212,9 @@ class KerasMaskedRNN:
     torch module returns: (outputs, final state)."""
 
     @staticmethod
-    def run(rnn, x, mask):
+    def run(rnn, x, mask, zero_masked=False):
+        """``zero_masked``: masked steps output zeros (Keras's zero_output_for_mask, which Bidirectional
+        sets when it returns sequences, so the reversed direction lines up), else the previous output."""
         state, previous, outputs = None, None, []
         for t in range(x.shape[1]):
             y, new = rnn(x[:, t:t + 1], state)
@@ -225,5 +227,5 @@ class KerasMaskedRNN:
             else:
                 state = torch.where(keep, new, state)
             previous = torch.where(mask[:, t].unsqueeze(-1), y[:, 0], previous)
-            outputs.append(previous)
+            outputs.append(torch.where(mask[:, t].unsqueeze(-1), y[:, 0], 0.0) if zero_masked else previous)
         return torch.stack(outputs, 1), state

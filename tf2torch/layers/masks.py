@@ -22,7 +22,8 @@ CARRY = frozenset({
 })
 # Their converters read the mask (MultiHeadAttention: the query's and value's, as Keras 3 does; its output
 # keeps the query's mask; GlobalAveragePooling1D: the mean over the unmasked steps).
-USE = frozenset({"LSTM", "GRU", "SimpleRNN", "MultiHeadAttention", "GlobalAveragePooling1D", "GlobalAvgPool1D"})
+USE = frozenset({"LSTM", "GRU", "SimpleRNN", "Bidirectional", "MultiHeadAttention", "GlobalAveragePooling1D",
+                 "GlobalAvgPool1D"})
 # Elementwise merges: Keras ANDs their inputs' masks; they carry a mask when every masked input has the same one.
 MERGE = frozenset({"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"})
 
@@ -43,6 +44,10 @@ def carried(class_name: str, config: Any) -> bool:
     """Whether the layer's output keeps its input's mask (a recurrent layer keeps it with its sequences)."""
     if class_name == "MultiHeadAttention" or class_name in MERGE:
         return True
+    if class_name == "Bidirectional":
+        inner = config.get("layer")
+        return isinstance(inner, dict) and isinstance(inner.get("config"), dict) and \
+            inner["config"].get("return_sequences") is True
     if class_name in USE:
         return config.get("return_sequences") is True
     return class_name in CARRY

@@ -8,6 +8,7 @@ bias per LSTM / SimpleRNN cell, torch two (``bias_ih`` + ``bias_hh``): the secon
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -270,6 +271,9 @@ def bidirectional(ctx: Ctx) -> Converted:
     if rnn.go_backwards:
         raise ctx.unsupported("the wrapped layer has go_backwards=True (its directions swap)",
                               "wrap a layer with go_backwards=False")
+    given = masks.call_mask(ctx)
+    if given:
+        return _masked_bidirectional(ctx, sub, rnn, features, given, merge_mode)
     params = _params(sub["forward"], rnn, features) + _params(sub["backward"], rnn, features, "_reverse")
     module = _module(rnn, features, True)
     u, steps = rnn.units, ctx.x.shape[0]
@@ -297,3 +301,35 @@ def bidirectional(ctx: Ctx) -> Converted:
     pick, outputs = _result(exprs, infos)
     return Converted((Op("{m}({x})", module), pick), outputs, params, notes=rnn.notes)
 
+
+
+def _masked_bidirectional(ctx: Ctx, sub: dict[str, Ctx], rnn: _Rnn, features: int, mask: str,
+                          merge_mode: str | None) -> Converted:
+    """Bidirectional over masked steps: each direction its own module run by ``KerasMaskedRNN`` (torch's
+    bidirectional module cannot skip steps), the backward one over the reversed sequence and mask and its
+    sequences reversed back, as Keras does; with return_sequences the masked steps output zeros (Keras
+    sets zero_output_for_mask on both directions)."""
+    zero = ", zero_masked=True" if rnn.return_sequences else ""
+    forward = Op(f"(KerasMaskedRNN.run({{m}}, {{x}}, {mask}{zero}), {{x}})", _module(rnn, features, False), "forward")
+    backward = Op(f"({{x}}[0], KerasMaskedRNN.run({{m}}, {{x}}[1].flip(1), {mask}.flip(1){zero}))",
+                  _module(rnn, features, False), "backward")
+    params = tuple(dataclasses.replace(p, suffix=side) for side in ("forward", "backward")
+                   for p in _params(sub[side], rnn, features))
+    u, steps = rnn.units, ctx.x.shape[0]
+    if rnn.return_sequences:
+        fw, bw, shape = "{x}[0][0]", "{x}[1][0].flip(1)", (steps, u)
+    else:  # the last output of each run: the last unmasked step's
+        fw, bw, shape = "{x}[0][0][:, -1]", "{x}[1][0][:, -1]", (u,)
+    if merge_mode == "concat":
+        exprs, infos = [f"torch.cat(({fw}, {bw}), dim=-1)"], [TensorInfo((*shape[:-1], 2 * u))]
+    elif merge_mode is None:
+        exprs, infos = [fw, bw], [TensorInfo(shape)] * 2
+    else:
+        exprs, infos = [f"torch.stack(({fw}, {bw})).{_REDUCE[merge_mode]}(0)"], [TensorInfo(shape)]
+    if rnn.return_state:  # Keras: forward states, then backward states; a run's state is (layers, N, H)
+        for side in ("{x}[0][1]", "{x}[1][1]"):
+            states = [f"{side}[0][0]", f"{side}[1][0]"] if rnn.kind == "LSTM" else [f"{side}[0]"]
+            exprs += states
+            infos += [TensorInfo((u,))] * len(states)
+    pick, outputs = _result(exprs, infos)
+    return Converted((forward, backward, pick), outputs, params, notes=rnn.notes, helpers=("KerasMaskedRNN",))
