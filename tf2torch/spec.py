@@ -94,6 +94,8 @@ class GraphSpec:
     inputs: tuple[TensorRef, ...]
     outputs: tuple[TensorRef, ...]
     keras_version: int  # 2 or 3: the config dialect it was read from
+    # (major, minor) of the Keras that saved the file, when it says: a few semantics changed within Keras 3
+    keras_release: tuple[int, int] | None = None
     # A lowered TF graph (tfgraph/): the TF tensors of its inputs and outputs (for verify), and the
     # signature's output keys (SavedModels), in output order.
     tf_inputs: tuple[str, ...] = ()

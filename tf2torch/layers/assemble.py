@@ -48,6 +48,7 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
         raise UnsupportedError(f"{spec.path}: holds no Keras architecture; pass --config model.json "
                                "(model.to_json()) or --model FILE.py:CALLABLE")
     options.keras_version = graph.keras_version
+    options.keras_release = graph.keras_release
     options.scoped = graph.class_name == "TFGraph"  # a TF graph's modules nest by its scopes
     try:
         gen = GraphConverter(options).convert(graph)

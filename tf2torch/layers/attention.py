@@ -47,15 +47,23 @@ def _roles(ctx: Ctx) -> dict[str, int]:
     return roles
 
 
+def check_masked_semantics(ctx: Ctx, what: str) -> None:
+    """Refuse masked attention from files saved before Keras 3.10: fully masked rows (every padded
+    query) got uniform weights there, zero weights since (uniform still in the fused path). tf2torch
+    follows Keras >= 3.10 (checked against 3.15)."""
+    if ctx.keras_version == 2 or ctx.keras_release is None or ctx.keras_release < (3, 10):
+        saved = ".".join(map(str, ctx.keras_release)) if ctx.keras_release else "an unknown Keras version"
+        raise ctx.unsupported(f"{what}, saved by {saved}: Keras computes padded positions differently before 3.10, "
+                              "and tf2torch follows Keras >= 3.10", "re-save the model with Keras >= 3.10, or drop the mask")
+
+
 def _keras_masks(ctx: Ctx, roles: dict[str, int]) -> list[str]:
     """The Keras masks the inputs carry (from Embedding(mask_zero=True) or Masking), as Keras 3 passes them:
     the query's and the value's, and the key's when a key other than the value is given."""
     masked = {role: ctx.inputs[i].mask for role, i in roles.items() if ctx.inputs[i].mask}
     if not masked:
         return []
-    if ctx.keras_version == 2:  # tf_keras gives a fully masked query row uniform weights, Keras 3 zeros
-        raise ctx.unsupported("a Keras 2 MultiHeadAttention on masked inputs (from mask_zero or Masking) is not "
-                              "supported", "save the model with Keras 3, or drop the mask")
+    check_masked_semantics(ctx, "MultiHeadAttention on masked inputs (from mask_zero or Masking)")
     if roles.get("key") == roles["value"]:
         masked.pop("key", None)
     return [f"{role}_mask={mask}" for role, mask in masked.items()]

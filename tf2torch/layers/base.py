@@ -90,6 +90,7 @@ class Ctx:
     call: LayerCall
     inputs: tuple[TensorInfo, ...]
     keras_version: int = 3  # the config dialect: a few defaults differ (hard_sigmoid, GRU reset_after)
+    keras_release: tuple[int, int] | None = None  # (major, minor) that saved the file, when it says
 
     @property
     def config(self) -> Mapping[str, Any]:

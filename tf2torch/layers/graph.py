@@ -35,6 +35,7 @@ class Options:
     channels_last: bool = False  # interface in Keras layout instead of channels-first
     input_shapes: dict[str, tuple[int | None, ...]] = field(default_factory=dict)  # Keras shapes, no batch
     keras_version: int = 3
+    keras_release: tuple[int, int] | None = None  # (major, minor) of the Keras that saved the file, if known
     scoped: bool = False  # module attributes nested by the layers' "/" scopes (TF graphs)
 
 
@@ -188,7 +189,7 @@ class GraphConverter:
                                    "Embedding(mask_zero=True) or Masking), which Keras would apply there and "
                                    "tf2torch does not; remove the mask, or port this layer by hand")
         infos = [dataclasses.replace(i, mask=a.info.mask) for i, a in zip(infos, args)]
-        ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version)
+        ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version, self.options.keras_release)
         conv = reg.fn(ctx)
         first_call = not state.attrs and not state.ctors
         x, last_module = exprs[0] if exprs else "", ""

@@ -63,6 +63,12 @@ def load_variable(
         return h5safe.read_dataset(ds, dtype, label)
 
 
+def keras_release(version: Any) -> tuple[int, int] | None:
+    """(major, minor) of a Keras version string ("3.15.1" -> (3, 15)), None when absent or malformed."""
+    match = re.match(r"\s*(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 def keras_major(version: Any) -> int | None:
     """The major version of a Keras version string ("2.21.0" -> 2), None when absent or malformed."""
     match = re.match(r"\s*(\d+)\.", version) if isinstance(version, str) else None

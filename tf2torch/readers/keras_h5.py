@@ -29,7 +29,16 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, LayerSpec, ModelSpec, Role, Variable
 from . import h5attrs, h5safe
-from .h5load import LoaderFactory, Opener, check_stamp, file_stamp, keras_major, load_variable, variable
+from .h5load import (
+    LoaderFactory,
+    Opener,
+    check_stamp,
+    file_stamp,
+    keras_major,
+    keras_release,
+    load_variable,
+    variable,
+)
 from .jsonsafe import load_json
 from .keras_config import parse_model_config, parse_model_json
 from .keras_v3 import v3_vars_groups
@@ -88,10 +97,9 @@ def _legacy(
 ) -> ModelSpec:
     root = h5safe.get_group(f, h5safe.GROUP_MODEL_WEIGHTS, label) if full_model else f
     prefix = f"{h5safe.GROUP_MODEL_WEIGHTS}/" if full_model else ""
-    version = keras_major(
-        h5attrs.read_attr_text(root, h5safe.ATTR_KERAS_VERSION, label)
-        or h5attrs.read_attr_text(f, h5safe.ATTR_KERAS_VERSION, label)
-    )
+    saved_by = (h5attrs.read_attr_text(root, h5safe.ATTR_KERAS_VERSION, label)
+                or h5attrs.read_attr_text(f, h5safe.ATTR_KERAS_VERSION, label))
+    version = keras_major(saved_by)
     per_layer: dict[str, tuple[Variable, ...]] = {}
     variables: list[Variable] = []
     for layer in h5attrs.read_attr_list(root, h5safe.ATTR_LAYER_NAMES, label):
@@ -116,6 +124,7 @@ def _legacy(
         config = load_json(config_text, label, "the model config as JSON (the text of model.to_json())")
         try:
             graph = attach_legacy_weights(parse_model_config(config, version, where=label), per_layer, label)
+            graph = replace(graph, keras_release=keras_release(saved_by))
         except UnsupportedError as exc:  # a subclassed model's config: keep the weights, say why
             notes.append(str(exc))
             unconverted = str(exc)

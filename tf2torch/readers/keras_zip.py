@@ -20,6 +20,7 @@ import struct
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -31,7 +32,7 @@ from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
 from ..spec import Format, GraphSpec, ModelSpec
 from . import h5safe, keras_hub
-from .h5load import check_stamp, file_stamp, keras_major, load_variable
+from .h5load import check_stamp, file_stamp, keras_major, keras_release, load_variable
 from .jsonsafe import load_json
 from .keras_config import parse_model_config
 from .keras_v3 import attach_v3_weights, v3_vars_groups
@@ -74,13 +75,15 @@ def read_keras_zip(path: Path) -> ModelSpec:
             )
         weights = infos.get(WEIGHTS_H5)
         opener = _member_opener(path, stamp, weights, label) if weights else None
-    version = keras_major(metadata.get("keras_version") if isinstance(metadata, Mapping) else None)
+    saved_by = metadata.get("keras_version") if isinstance(metadata, Mapping) else None
+    version = keras_major(saved_by)
     notes: list[str] = []
     unconverted = ""
     try:
         # A keras-hub model saves its constructor's arguments; its builder writes the layer graph.
         config = keras_hub.expand(config, where=f"{label}:{CONFIG}")
         graph: GraphSpec | None = parse_model_config(config, version, where=f"{label}:{CONFIG}")
+        graph = replace(graph, keras_release=keras_release(saved_by))
     except UnsupportedError as exc:  # a subclassed model: its weights can still be listed
         graph, notes, unconverted = None, [str(exc)], str(exc)
     if opener is None:

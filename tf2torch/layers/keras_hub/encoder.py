@@ -8,6 +8,7 @@ from typing import Any
 
 from ...map import layouts
 from ...spec import TensorRef
+from ..attention import check_masked_semantics
 from ..base import Converted, Ctx, Module, Op, TensorInfo
 from ..common import cfg_bool, cfg_float, cfg_int, param
 from ..registry import converter
@@ -92,6 +93,8 @@ def transformer_block(ctx: Ctx) -> Converted:
     if x_name not in args:
         raise ctx.unsupported(f"called without {x_name}")
     cross = "encoder_sequence" in args
+    if mask_name in args:
+        check_masked_semantics(ctx, f"{ctx.layer.class_name.removeprefix(HUB)} with a padding mask")
     x = ctx.inputs[args[x_name]]
     hidden, inner, heads = x.shape[-1], cfg_int(ctx, "intermediate_dim"), cfg_int(ctx, "num_heads")
     if hidden % heads:
