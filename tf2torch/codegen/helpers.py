@@ -229,3 +229,45 @@ class KerasMaskedRNN:
             previous = torch.where(mask[:, t].unsqueeze(-1), y[:, 0], previous)
             outputs.append(torch.where(mask[:, t].unsqueeze(-1), y[:, 0], 0.0) if zero_masked else previous)
         return torch.stack(outputs, 1), state
+
+
+class KerasConvLSTM(nn.Module):
+    """keras.layers.ConvLSTM1D/2D/3D on (N, T, *spatial, C): at each step the i, f, c, o gates are a conv
+    of the input (its stride, dilation, padding and bias) plus a stride-1 "same" conv of the hidden state
+    (no bias); c = f * c + i * act(gate_c), h = o * act(c), from zero states. Returns the hidden states
+    of every step (N, T, *spatial, F), the last one and the last cell state, channels-last as Keras."""
+
+    def __init__(self, dims, channels, filters, kernel_size, stride, padding, dilation, recurrent_padding,
+                 activation="tanh", recurrent_activation="sigmoid", use_bias=True):
+        super().__init__()
+        conv = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}[dims]
+        self.input_conv = conv(channels, 4 * filters, kernel_size, stride=stride, padding=padding,
+                               dilation=dilation, bias=use_bias)
+        self.recurrent_conv = conv(filters, 4 * filters, kernel_size, padding=recurrent_padding, bias=False)
+        # by the names the converter passes (literals, never callables from the file)
+        make = {"tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "relu": nn.ReLU, "hard_sigmoid": nn.Hardsigmoid,
+                "linear": nn.Identity, "keras2_hard_sigmoid": nn.Identity}
+        self.activation, self.recurrent_activation = make[activation](), make[recurrent_activation]()
+        # Keras 2's hard_sigmoid (tf_keras's ConvLSTM default) is clip(0.2 x + 0.5, 0, 1), not torch's
+        self.keras2_hard_sigmoid = recurrent_activation == "keras2_hard_sigmoid"
+
+    def gate(self, z):
+        z = self.recurrent_activation(z)
+        return torch.clamp(0.2 * z + 0.5, 0.0, 1.0) if self.keras2_hard_sigmoid else z
+
+    def forward(self, x, go_backwards=False):
+        steps = x.movedim(-1, 2)  # (N, T, C, *spatial): each step channels-first for the convs
+        if go_backwards:
+            steps = steps.flip(1)
+        h = c = torch.empty(0)
+        outputs = []
+        for t in range(steps.shape[1]):
+            z = self.input_conv(steps[:, t])
+            if t == 0:
+                h = z.new_zeros((z.shape[0], z.shape[1] // 4, *z.shape[2:]))
+                c = torch.zeros_like(h)
+            i, f, g, o = (z + self.recurrent_conv(h)).chunk(4, dim=1)
+            c = self.gate(f) * c + self.gate(i) * self.activation(g)
+            h = self.gate(o) * self.activation(c)
+            outputs.append(h)
+        return torch.stack(outputs, 1).movedim(2, -1), h.movedim(1, -1), c.movedim(1, -1)

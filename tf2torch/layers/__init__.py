@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (registration)
     attention_dot,
     attention_gqa,
     conv,
+    conv_lstm,
     dense,
     einsum,
     image,
