@@ -146,8 +146,11 @@ def _assign(
         used[base] = used.get(base, -1) + 1
         path = f"{container}/{base}" + (f"_{used[base]}" if used[base] else "")  # saving_lib._get_unique_name
         owner = by_path.get(path)
-        # A layer with no variables (an InputLayer Keras named "input_layer_3") has nothing to misplace.
-        if owner is not None and owner.variables and owner.name is not None and owner.name != layer.name:
+        # A layer with no variables (an InputLayer Keras named "input_layer_3") has nothing to misplace; a layer
+        # a keras-hub builder named after Keras's per-process counter takes the file's name for it.
+        named_by_counter = bool(entry.get("__tf2torch_auto_named__"))
+        if owner is not None and owner.variables and owner.name is not None and owner.name != layer.name \
+                and not named_by_counter:
             raise FormatError(
                 f"{label}: '{path}/vars' belongs to layer '{owner.name}', expected layer '{layer.name}'; "
                 "the weights do not match config.json"

@@ -131,4 +131,4 @@ def expand(entry: Any, where: str) -> Any:
 
 
 def _load() -> None:
-    from . import bert, decoders, efficientnet, llm, resnet, t5, vision, vit, whisper  # noqa: F401  (registration)
+    from . import bert, decoders, efficientnet, llm, mit, resnet, t5, vision, vit, whisper  # noqa: F401  (registration)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 KERAS_TENSOR = "__keras_tensor__"
+AUTO_NAMED = "__tf2torch_auto_named__"  # on a layer entry a builder named as Keras's per-process counter would
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class FunctionalGraph:
         self.dtype = dtype  # the model's dtype policy, which keras-hub passes to every layer
         self.entries: dict[str, dict[str, Any]] = {}
         self.inputs: dict[str, Ref] = {}
+        self.auto_named: set[str] = set()
 
     def input(self, name: str, shape: tuple[int | None, ...], dtype: str) -> Ref:
         self._add(name, {"module": "keras.layers", "class_name": "InputLayer", "registered_name": None,
@@ -107,14 +109,18 @@ class FunctionalGraph:
         return Ref(name)
 
     def auto_name(self, base: str) -> str:
-        """The name Keras gives an unnamed layer (``base``, ``base_1`` …; in the user's process the counter
-        may have started higher, which only matters for the name: such layers hold no weights)."""
+        """The name Keras gives an unnamed layer (``base``, ``base_1`` …). Keras numbers them per process, so
+        in the user's file the name may differ: the layer is marked (``AUTO_NAMED``) and the weight loader
+        takes the name the file gives its weights instead of checking it (they are found by path)."""
         n = sum(1 for name in self.entries if name == base or name.startswith(base + "_"))
-        return base if n == 0 else f"{base}_{n}"
+        name = base if n == 0 else f"{base}_{n}"
+        self.auto_named.add(name)
+        return name
 
     def model(self, class_name: str, outputs: Mapping[str, Ref] | Ref) -> dict[str, Any]:
         flat_outputs = [outputs] if isinstance(outputs, Ref) else [outputs[k] for k in sorted(outputs)]
-        layers = [self.entries[name] for name in self.keras_order(flat_outputs)]
+        layers = [{**self.entries[name], **({AUTO_NAMED: True} if name in self.auto_named else {})}
+                  for name in self.keras_order(flat_outputs)]
         def triple(r: Ref) -> list[Any]:
             return [r.layer, r.node, r.index]
 
