@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 import torch
 
 from tests.conftest import require_keras
-from tests.util import convert_in_memory
+from tests.util import convert_in_memory, load_source
 from tf2torch.codegen.lifetimes import free_early
 
 
@@ -90,3 +91,42 @@ def test_static_padding_refuses_another_input_size():
         assert model(torch.zeros(1, 3, 16, 16)).shape == (1, 10)
         with pytest.raises(ValueError, match=r"image: this model was converted for inputs of spatial size \(16, 16\)"):
             model(torch.zeros(1, 3, 20, 20))
+
+
+MODULES = {"conv": "nn.Conv2d(3, 4, 3)", "bn": "nn.BatchNorm2d(4)", "relu": "nn.ReLU()", "relu2": "nn.ReLU()",
+           "drop": "nn.Dropout(0.1)", "act": "nn.ReLU6()"}
+
+
+@pytest.mark.parametrize(("lines", "inputs", "expected"), [
+    (["x = self.conv(image)", "x = self.bn(x)", "x = self.relu(x)"], ["image"], ["relu"]),
+    (["a = self.conv(image)", "b = self.relu(a)", "c = a + b"], ["image"], []),  # the conv output is read again
+    (["a = self.drop(image)", "b = self.relu(a)"], ["image"], []),  # Dropout in eval returns its input itself
+    (["b = self.relu(image)"], ["image"], []),  # the caller's tensor
+    (["a = self.conv(image)", "b = self.act(a)", "c = self.conv(b)", "d = self.act(c)"], ["image"], []),  # shared
+], ids=["conv-bn-relu", "read-twice", "after-dropout", "model-input", "shared-module"])
+def test_activations_run_in_place_only_where_nothing_else_reads_their_input(lines, inputs, expected):
+    from tf2torch.codegen.lifetimes import inplace_safe
+
+    assert inplace_safe(lines, MODULES, inputs) == expected
+
+
+def test_inference_form_with_in_place_activations_matches_the_readable_form(tmp_path):
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    keras = require_keras()
+    keras.utils.set_random_seed(2)
+    x = inp = keras.Input((12, 12, 3))
+    for i in range(3):
+        y = keras.layers.Activation("relu")(keras.layers.BatchNormalization()(keras.layers.Conv2D(4, 3, padding="same")(x)))
+        x = y if i == 0 else keras.layers.Add()([x, y])  # residuals: the sums' inputs are read twice
+    path = tmp_path / "res.keras"
+    keras.Model(inp, keras.layers.ReLU()(x)).save(path)
+    model, result = convert_in_memory(path)
+    assert "INPLACE = (" in result.model_source
+    images = torch.randn(2, 3, 12, 12)
+    with torch.no_grad():
+        readable = model(images)
+        fused = load_source(result.model_source)["fuse"](model)
+        assert any(getattr(m, "inplace", False) for m in fused.modules())
+        error = float((fused(images) - readable).abs().max())
+    print(f"inference form (in-place activations) vs readable: max abs {error:.2e}")
+    assert error <= 1e-5

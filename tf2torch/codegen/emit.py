@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..layers.base import Module
-from .lifetimes import free_early, fusible
+from .lifetimes import free_early, fusible, inplace_safe
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLS = re.compile(r"^(nn\.)?[A-Za-z_][A-Za-z0-9_]*$")
@@ -71,6 +71,9 @@ class ClassDef:
         pairs = fusible(lines, dict(self.modules))
         if pairs:  # fuse() folds these BatchNorms into the layer before them (the inference form)
             out[2:2] = ["", f"    FUSIBLE = {literal(tuple(pairs))}"]
+        inplace = inplace_safe(lines, dict(self.modules), self.inputs)
+        if inplace:  # fuse() runs these activations in place: nothing else reads what they overwrite
+            out[2:2] = ["", f"    INPLACE = {literal(tuple(inplace))}"]
         containers: set[str] = set()
         for attr, ctor in self.modules:
             parts = attr.split(".")

@@ -91,38 +91,15 @@ def fusible(lines: list[str], modules: dict[str, str]) -> list[tuple[str, str]]:
     layer's output: ``x = self.conv(...)`` then ``y = self.bn(x)``, with ``x`` read by nothing else
     (it is the chain name of ``free_early``, or used once). ``modules`` maps attributes to their
     constructor source."""
-    def call_of(line: str) -> tuple[list[str], str, list[ast.expr]] | None:
-        stmt = ast.parse(line).body[0]
-        if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
-            return None
-        func, path = stmt.value.func, []
-        while isinstance(func, ast.Attribute):  # self.block2.unit_1.conv1(...): a scoped attribute
-            path.insert(0, func.attr)
-            func = func.value
-        if not (path and isinstance(func, ast.Name) and func.id == "self"):
-            return None
-        targets = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        return targets, ".".join(path), stmt.value.args
-
     parsed = [_names(line) for line in lines]
-
-    def readers(i: int, name: str) -> int:
-        """How many lines read the value ``name`` gets at line ``i`` (until it is assigned again)."""
-        count = 0
-        for written, read in parsed[i + 1:]:
-            count += name in read
-            if name in written:
-                break
-        return count
-
     pairs = []
-    calls = [call_of(line) for line in lines]
+    calls = [_module_call(line) for line in lines]
     producer: dict[str, int] = {}  # name -> the line that assigned its current value
     for j, b in enumerate(calls):
         if b and len(b[2]) == 1 and isinstance(b[2][0], ast.Name) and b[2][0].id in producer:
             i = producer[b[2][0].id]
             a = calls[i]
-            if a and len(a[0]) == 1 and readers(i, a[0][0]) == 1:
+            if a and len(a[0]) == 1 and _readers(parsed, i, a[0][0]) == 1:
                 _consider(pairs, a[1], b[1], modules)
         for name in parsed[j][0]:
             producer[name] = j
@@ -135,3 +112,58 @@ def _consider(pairs: list[tuple[str, str]], layer: str, norm: str, modules: dict
     if ctor_a.startswith(("nn.Conv1d(", "nn.Conv2d(", "nn.Conv3d(", "nn.Linear(")) \
             and ctor_b.startswith("nn.BatchNorm") and (layer, norm) not in pairs:
         pairs.append((layer, norm))
+
+
+# Activations with an ``inplace`` switch, and the modules whose output is a tensor of its own (a fused
+# BatchNorm becomes an Identity, but its input is then a conv output read by nothing else: fusible()).
+_INPLACE = ("nn.ReLU(", "nn.ReLU6(", "nn.SiLU(", "nn.Hardswish(", "nn.Hardsigmoid(", "nn.LeakyReLU(", "nn.ELU(",
+            "nn.Hardtanh(", "nn.Mish(")
+_FRESH = ("nn.Conv1d(", "nn.Conv2d(", "nn.Conv3d(", "nn.Linear(", "nn.BatchNorm", "nn.LayerNorm(", "nn.GroupNorm(")
+
+
+def inplace_safe(lines: list[str], modules: dict[str, str], inputs: list[str]) -> list[str]:
+    """Activation attributes the inference form may run in place: each is called once, on a value that a
+    conv / linear / norm module just produced and that nothing else reads, so overwriting it changes
+    nothing another line sees."""
+    parsed = [_names(line) for line in lines]
+    calls = [_module_call(line) for line in lines]
+    uses: dict[str, int] = {}
+    for call in calls:
+        if call:
+            uses[call[1]] = uses.get(call[1], 0) + 1
+    producer: dict[str, int] = {}
+    safe = []
+    for j, call in enumerate(calls):
+        if call and modules.get(call[1], "").startswith(_INPLACE) and uses[call[1]] == 1 and len(call[2]) == 1:
+            arg = call[2][0]
+            source = calls[producer[arg.id]] if isinstance(arg, ast.Name) and arg.id in producer else None
+            if source and arg.id not in inputs and modules.get(source[1], "").startswith(_FRESH) \
+                    and _readers(parsed, producer[arg.id], arg.id) == 1:
+                safe.append(call[1])
+        for name in parsed[j][0]:
+            producer[name] = j
+    return safe
+
+
+def _module_call(line: str) -> tuple[list[str], str, list[ast.expr]] | None:
+    """(assigned names, module attribute, positional args) of ``x = self.attr(...)``, else None."""
+    stmt = ast.parse(line).body[0]
+    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+        return None
+    func, path = stmt.value.func, []
+    while isinstance(func, ast.Attribute):
+        path.insert(0, func.attr)
+        func = func.value
+    if not (path and isinstance(func, ast.Name) and func.id == "self"):
+        return None
+    return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)], ".".join(path), stmt.value.args
+
+
+def _readers(parsed: list[tuple[list[str], set[str]]], i: int, name: str) -> int:
+    """How many lines after ``i`` read the value ``name`` gets there (until it is assigned again)."""
+    count = 0
+    for written, read in parsed[i + 1:]:
+        count += name in read
+        if name in written:
+            break
+    return count
