@@ -1,5 +1,6 @@
-"""keras-hub's Llama, Mistral and Qwen3 decoder blocks and their RMS norms, as ``KerasHubLlamaDecoder`` and
-``KerasHubRMSNorm`` (``codegen/helpers_keras_hub_llm.py``); the attention kernels keep Keras's shapes."""
+"""keras-hub's Llama, Mistral, Qwen3 and Gemma decoder blocks and the RMS norms of these and of T5, as
+``KerasHubLlamaDecoder`` / ``KerasHubGemmaDecoder`` and the norm helpers (``codegen/helpers_keras_hub_llm.py``,
+``helpers_keras_hub_t5.py``); the attention kernels keep Keras's shapes."""
 
 from __future__ import annotations
 
@@ -13,15 +14,22 @@ _LLAMA, _MISTRAL, _QWEN3 = (HUB + c for c in ("LlamaTransformerDecoder", "Mistra
                                                 "Qwen3TransformerDecoder"))
 
 
-@converter(HUB + "LlamaLayerNorm", HUB + "MistralLayerNormalization", HUB + "Qwen3LayerNorm", wants="keras")
+# keras-hub's RMS norms -> (helper, weight name): Llama/Mistral/Qwen3 x * rsqrt(mean(x^2) + eps) * scale in
+# float32; Gemma's scale is added to 1; T5's norm stays in the input's dtype.
+_RMS_NORMS = {HUB + "LlamaLayerNorm": ("KerasHubRMSNorm", "scale"), HUB + "MistralLayerNormalization":
+              ("KerasHubRMSNorm", "scale"), HUB + "Qwen3LayerNorm": ("KerasHubRMSNorm", "scale"),
+              HUB + "RMSNormalization": ("KerasHubGemmaRMSNorm", "scale"), HUB + "T5LayerNorm": ("KerasHubT5LayerNorm", "weight")}
+
+
+@converter(*_RMS_NORMS, wants="keras")
 def rms_norm(ctx: Ctx) -> Converted:
     dim = ctx.x.shape[-1]
     if dim is None:
         raise ctx.unsupported("the normalised axis has unknown size")
-    w = bind(ctx, ["scale"])
-    module = Module("KerasHubRMSNorm", (dim, cfg_float(ctx, "epsilon", 1e-6)))
-    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", "scale", w["scale"]),),
-                     helpers=("KerasHubRMSNorm",))
+    helper, weight = _RMS_NORMS[ctx.layer.class_name]
+    w = bind(ctx, [weight])
+    module = Module(helper, (dim, cfg_float(ctx, "epsilon", 1e-6)))
+    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", weight, w[weight]),), helpers=(helper,))
 
 
 def _rope(ctx: Ctx) -> tuple[float, bool]:
@@ -77,18 +85,6 @@ def llama_decoder(ctx: Ctx) -> Converted:
     call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
     return Converted((Op(call, module),), (ctx.x,), tuple(params),
                      helpers=("KerasHubRMSNorm", "KerasHubRotaryEmbedding", "KerasHubCausalMask", "KerasHubLlamaDecoder"))
-
-
-@converter(HUB + "RMSNormalization", wants="keras")
-def gemma_rms_norm(ctx: Ctx) -> Converted:
-    """Gemma's RMSNormalization (keras_hub/src/models/gemma): the learned scale is added to 1."""
-    dim = ctx.x.shape[-1]
-    if dim is None:
-        raise ctx.unsupported("the normalised axis has unknown size")
-    w = bind(ctx, ["scale"])
-    module = Module("KerasHubGemmaRMSNorm", (dim, cfg_float(ctx, "epsilon", 1e-6)))
-    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", "scale", w["scale"]),),
-                     helpers=("KerasHubGemmaRMSNorm",))
 
 
 @converter(HUB + "GemmaDecoderBlock", wants="keras")

@@ -1,27 +1,16 @@
-"""keras-hub's T5 layers: T5LayerNorm and T5TransformerLayer as ``KerasHubT5LayerNorm`` /
-``KerasHubT5Layer`` (``codegen/helpers_keras_hub_t5.py``). A layer returns (x, position bias), and the
+"""keras-hub's T5TransformerLayer as ``KerasHubT5Layer`` (``codegen/helpers_keras_hub_t5.py``; its
+T5LayerNorm converter is with the other RMS norms in ``llm.py``). A layer returns (x, position bias), and the
 later layers take the first one's bias, as keras-hub passes it."""
 
 from __future__ import annotations
 
 from ..base import Converted, Ctx, Module, Op, TensorInfo
-from ..common import bind, cfg_bool, cfg_float, cfg_int, param
+from ..common import cfg_bool, cfg_float, cfg_int, param
 from ..registry import converter
 from .common import HUB, sublayer_weights
 from .encoder import activation_name, tensor_args
 
 _KEYWORDS = ("attention_mask", "position_bias", "encoder_hidden_states", "encoder_attention_mask")
-
-
-@converter(HUB + "T5LayerNorm", wants="keras")
-def t5_layer_norm(ctx: Ctx) -> Converted:
-    dim = ctx.x.shape[-1]
-    if dim is None:
-        raise ctx.unsupported("the normalised axis has unknown size")
-    w = bind(ctx, ["weight"])
-    module = Module("KerasHubT5LayerNorm", (dim, cfg_float(ctx, "epsilon", 1e-6)))
-    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", "weight", w["weight"]),),
-                     helpers=("KerasHubT5LayerNorm",))
 
 
 @converter(HUB + "T5TransformerLayer", wants="keras")
