@@ -20,7 +20,7 @@ import torch
 from tests.conftest import require_keras
 from tests.util import convert_in_memory, max_abs, to_tf_layout
 from tf2torch.errors import UnsupportedError
-from tf2torch.layers import rnn
+from tf2torch.layers import bidirectional, rnn
 from tf2torch.layers.base import Ctx, TensorInfo
 from tf2torch.spec import LayerCall, LayerSpec, TensorRef
 
@@ -247,4 +247,4 @@ def test_bidirectional_with_a_different_backward_layer_is_refused(backward: dict
     ctx = _ctx("Bidirectional", {"layer": forward, "backward_layer": backward})
     pattern = rf"layer 'rec' \(Bidirectional\): the backward layer differs.*{message}"
     with pytest.raises(UnsupportedError, match=pattern):
-        rnn.bidirectional(ctx)
+        bidirectional.bidirectional(ctx)

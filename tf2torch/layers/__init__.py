@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registration)
     attention,
     attention_dot,
     attention_gqa,
+    bidirectional,
     conv,
     conv_lstm,
     dense,
