@@ -277,3 +277,20 @@ def test_reversible_embedding_reverse_matches_keras(models, name: str) -> None:
     error = float(np.abs(got - expected).max() / np.abs(expected).max())
     print(f"{name} reverse: max relative error {error:.2e}")
     assert error <= 1e-5
+
+
+def test_a_hostile_layer_count_is_refused_without_building_it(models, tmp_path):
+    """The arguments are data: num_layers=10**9 stops at the builder's bound, with the file named."""
+    _, path, _, _ = models("bert")
+    edited = tmp_path / "huge.keras"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(edited, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "config.json":
+                config = json.loads(data)
+                config["config"]["num_layers"] = 10**9
+                data = json.dumps(config).encode()
+            dst.writestr(info, data)
+    result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "over 20000 layers" in result.stderr and "huge.keras" in result.stderr

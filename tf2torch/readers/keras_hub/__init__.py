@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...errors import FormatError, UnsupportedError
+from .functional import GraphTooLarge
 
 PREFIX = "keras_hub>"
 _BUILDERS: dict[str, Callable[[Args], dict[str, Any]]] = {}
@@ -124,11 +125,14 @@ def expand(entry: Any, where: str) -> Any:
         config = entry["config"]
         if builder is not None and "layers" not in config:
             args = Args(registered[len(PREFIX):], config, where)
-            built = builder(args)
+            try:
+                built = builder(args)
+            except GraphTooLarge as exc:
+                raise FormatError(f"{where}: {args.class_name}: {exc}; the file is corrupt or hostile") from None
             args.check_all_read()
             return built
     return {k: expand(v, where) for k, v in entry.items()}
 
 
-def _load() -> None:
+def _load() -> None:  # the builders register themselves on import
     from . import bert, decoders, efficientnet, llm, mit, resnet, t5, vision, vit, whisper  # noqa: F401  (registration)

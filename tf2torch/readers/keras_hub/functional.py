@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 KERAS_TENSOR = "__keras_tensor__"
-AUTO_NAMED = "__tf2torch_auto_named__"  # on a layer entry a builder named as Keras's per-process counter would
+AUTO_NAMED = "__tf2torch_auto_named__"
+MAX_LAYERS = 20_000  # far above any real model's (a 96-layer LLM has a few hundred)
+
+
+class GraphTooLarge(ValueError):
+    """A builder was asked for more layers than any real model has."""  # on a layer entry a builder named as Keras's per-process counter would
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,8 @@ class FunctionalGraph:
         return sorted(layer_depth, key=lambda name: (-layer_depth[name], first_seen[name]))
 
     def _add(self, name: str, entry: dict[str, Any]) -> dict[str, Any]:
+        if len(self.entries) >= MAX_LAYERS:  # the arguments are data: num_layers=10**9 must not build forever
+            raise GraphTooLarge(f"the arguments describe a model of over {MAX_LAYERS} layers")
         if name in self.entries:
             raise ValueError(f"two layers named {name!r}")
         entry = {**entry, "name": name, "inbound_nodes": []}
