@@ -66,7 +66,8 @@ class KerasHubLlamaDecoder(nn.Module):
     """keras-hub's Llama/Mistral/Qwen3 decoder block: x + attention(rms_norm(x)), then x + mlp(rms_norm(x)).
 
     Attention: EinsumDense projections (kernels in Keras's (hidden, heads, head_dim) shapes, no biases),
-    rotary query and key (Qwen3, ``qk_norm``: each head RMS-normalised first), each key/value head repeated for its query heads, scores scaled by
+    rotary query and key (Qwen3, ``qk_norm``: each head RMS-normalised first), each key/value head repeated
+    for its query heads, scores scaled by
     1/sqrt(head_dim) after the product, causal (and, with ``sliding_window``, banded) and padding
     masks as keras-hub merges them. MLP: down(up(x) * silu(gate(x))).
     """

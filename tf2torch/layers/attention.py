@@ -53,8 +53,9 @@ def check_masked_semantics(ctx: Ctx, what: str) -> None:
     follows Keras >= 3.10 (checked against 3.15)."""
     if ctx.keras_version == 2 or ctx.keras_release is None or ctx.keras_release < (3, 10):
         saved = ".".join(map(str, ctx.keras_release)) if ctx.keras_release else "an unknown Keras version"
-        raise ctx.unsupported(f"{what}, saved by {saved}: Keras computes padded positions differently before 3.10, "
-                              "and tf2torch follows Keras >= 3.10", "re-save the model with Keras >= 3.10, or drop the mask")
+        raise ctx.unsupported(f"{what}, saved by {saved}: Keras computes padded positions differently before "
+                              "3.10, and tf2torch follows Keras >= 3.10",
+                              "re-save the model with Keras >= 3.10, or drop the mask")
 
 
 def _keras_masks(ctx: Ctx, roles: dict[str, int]) -> list[str]:

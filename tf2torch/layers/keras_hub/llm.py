@@ -16,9 +16,11 @@ _LLAMA, _MISTRAL, _QWEN3 = (HUB + c for c in ("LlamaTransformerDecoder", "Mistra
 
 # keras-hub's RMS norms -> (helper, weight name): Llama/Mistral/Qwen3 x * rsqrt(mean(x^2) + eps) * scale in
 # float32; Gemma's scale is added to 1; T5's norm stays in the input's dtype.
-_RMS_NORMS = {HUB + "LlamaLayerNorm": ("KerasHubRMSNorm", "scale"), HUB + "MistralLayerNormalization":
-              ("KerasHubRMSNorm", "scale"), HUB + "Qwen3LayerNorm": ("KerasHubRMSNorm", "scale"),
-              HUB + "RMSNormalization": ("KerasHubGemmaRMSNorm", "scale"), HUB + "T5LayerNorm": ("KerasHubT5LayerNorm", "weight")}
+_RMS_NORMS = {HUB + "LlamaLayerNorm": ("KerasHubRMSNorm", "scale"),
+              HUB + "MistralLayerNormalization": ("KerasHubRMSNorm", "scale"),
+              HUB + "Qwen3LayerNorm": ("KerasHubRMSNorm", "scale"),
+              HUB + "RMSNormalization": ("KerasHubGemmaRMSNorm", "scale"),
+              HUB + "T5LayerNorm": ("KerasHubT5LayerNorm", "weight")}
 
 
 @converter(*_RMS_NORMS, wants="keras")
