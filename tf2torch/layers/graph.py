@@ -150,6 +150,25 @@ class GraphConverter:
         self._readers = outer_readers
         return out_infos
 
+    def _mask_ends_here(self, layer: LayerSpec, index: int) -> bool:
+        """Keras 3 only: whether a mask reaching this layer (one Keras 3 does not apply here) can be dropped:
+        no layer reading masks implicitly is downstream of it."""
+        if self.options.keras_version != 3 or masks.reads_implicitly(layer.class_name):
+            return False
+        seen, frontier = {(layer.name, index)}, [(layer.name, index)]
+        while frontier:
+            name, call = frontier.pop()
+            for key, readers in self._readers.items():
+                if key[:2] != (name, call):
+                    continue
+                for reader, j in readers:
+                    if masks.reads_implicitly(reader.class_name) or reader.graph is not None:
+                        return False  # (a nested model: not searched, so not dropped)
+                    if (reader.name, j) not in seen:
+                        seen.add((reader.name, j))
+                        frontier.append((reader.name, j))
+        return True
+
     def _check_attention_reads(self, layer: LayerSpec, index: int) -> None:
         for ref in layer.calls[index].inputs:
             others = [(other.name, other.class_name, tuple(r.layer for r in other.calls[j].inputs))
@@ -184,6 +203,10 @@ class GraphConverter:
         if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and layer.class_name not in masks.USE:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) is called with a Keras mask, which "
                                    "tf2torch does not apply there; remove the mask, or port this layer by hand")
+        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE and self._mask_ends_here(layer, index):
+            # Keras 3 records a mask as mask= arguments for the layers that take one: past a layer that neither
+            # takes nor reads it, only an attention downstream (which reads masks itself) could still see it
+            mask, args = "", [dataclasses.replace(a, info=dataclasses.replace(a.info, mask="")) for a in args]
         if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) receives a Keras mask (from "
                                    "Embedding(mask_zero=True) or Masking), which Keras would apply there and "

@@ -24,6 +24,14 @@ CARRY = frozenset({
 # keeps the query's mask; GlobalAveragePooling1D: the mean over the unmasked steps).
 USE = frozenset({"LSTM", "GRU", "SimpleRNN", "Bidirectional", "MultiHeadAttention", "GlobalAveragePooling1D",
                  "GlobalAvgPool1D"})
+# Layers that read their inputs' Keras masks themselves in Keras 3 (no mask= argument recorded for them).
+IMPLICIT_READERS = frozenset({"MultiHeadAttention", "GroupQueryAttention"})
+
+
+def reads_implicitly(class_name: str) -> bool:
+    return class_name in IMPLICIT_READERS or class_name.startswith("keras_hub>")
+
+
 # Elementwise merges: Keras ANDs their inputs' masks; they carry a mask when every masked input has the same one.
 MERGE = frozenset({"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"})
 
