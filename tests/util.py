@@ -45,3 +45,15 @@ def to_tf_layout(t: torch.Tensor) -> np.ndarray:
 
 def max_abs(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)))) if np.size(a) else 0.0
+
+
+def edit_keras_member(src: Path, dst: Path, member: str, edit: Any) -> Path:
+    """A copy of the ``.keras`` archive ``src`` at ``dst`` with the JSON ``member`` replaced by ``edit(json)``."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            zout.writestr(info, json.dumps(edit(json.loads(data))).encode() if info.filename == member else data)
+    return dst

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import require_package
-from tests.util import convert_in_memory, to_tf_layout
+from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.readers import keras_hub as hub_builders
 from tf2torch.readers.keras_hub.functional import AUTO_NAMED
@@ -248,15 +248,9 @@ def test_a_keras_hub_class_with_no_builder_is_refused_by_name(tmp_path):
 
 def test_an_argument_the_builder_does_not_know_is_refused(models, tmp_path):
     _, path, _, _ = models("bert")
-    edited = tmp_path / "edited.keras"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(edited, "w") as dst:
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename == "config.json":
-                config = json.loads(data)
-                config["config"]["rope_scaling"] = 2.0  # an option a newer keras-hub might add
-                data = json.dumps(config).encode()
-            dst.writestr(info, data)
+    # an option a newer keras-hub might add
+    edited = edit_keras_member(path, tmp_path / "edited.keras", "config.json",
+                               lambda c: {**c, "config": {**c["config"], "rope_scaling": 2.0}})
     result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "rope_scaling" in result.stderr and not (tmp_path / "out").exists()
@@ -282,15 +276,8 @@ def test_reversible_embedding_reverse_matches_keras(models, name: str) -> None:
 def test_a_hostile_layer_count_is_refused_without_building_it(models, tmp_path):
     """The arguments are data: num_layers=10**9 stops at the builder's bound, with the file named."""
     _, path, _, _ = models("bert")
-    edited = tmp_path / "huge.keras"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(edited, "w") as dst:
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename == "config.json":
-                config = json.loads(data)
-                config["config"]["num_layers"] = 10**9
-                data = json.dumps(config).encode()
-            dst.writestr(info, data)
+    edited = edit_keras_member(path, tmp_path / "huge.keras", "config.json",
+                               lambda c: {**c, "config": {**c["config"], "num_layers": 10**9}})
     result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "over 20000 layers" in result.stderr and "huge.keras" in result.stderr

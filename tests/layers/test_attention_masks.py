@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from tests.conftest import require_keras
-from tests.util import convert_in_memory
+from tests.util import convert_in_memory, edit_keras_member
 
 IDS = np.array([[3, 4, 5, 0, 0, 0], [1, 2, 3, 4, 5, 6], [0, 0, 0, 0, 0, 0]], "int32")
 OTHER = np.array([[7, 0, 0, 0], [1, 2, 3, 4], [5, 6, 0, 0]], "int32")  # the values' ids (cross attention)
@@ -95,4 +95,17 @@ def test_two_attentions_reading_one_masked_tensor_are_refused(tmp_path) -> None:
     keras.Model(ids, [a, b]).save(path)
     with pytest.raises(UnsupportedError, match="clears that tensor's mask") as info:
         api.convert(path, None, dry_run=True)
+    print(info.value)
+
+
+def test_masked_attention_saved_before_keras_3_10_is_refused(saved, tmp_path) -> None:
+    """Keras < 3.10 gave fully masked rows (padded queries) uniform weights where later versions give
+    zeros: a file that says it was saved by Keras 3.8 is refused, not converted with 3.15's semantics."""
+    from tf2torch import api
+    from tf2torch.errors import UnsupportedError
+
+    old = edit_keras_member(saved[0], tmp_path / "keras38.keras", "metadata.json",
+                            lambda m: {**m, "keras_version": "3.8.0"})
+    with pytest.raises(UnsupportedError, match="saved by 3.8: Keras computes padded positions differently") as info:
+        api.convert(old, None, dry_run=True)
     print(info.value)

@@ -82,15 +82,25 @@ class KerasHubTransformerEncoder(nn.Module):
         """Which keys each query sees: (N, 1, T) from the padding mask, or None."""
         return None if padding_mask is None else padding_mask.to(torch.int32).unsqueeze(1) > 0
 
-    def forward(self, x, padding_mask=None):
+    def pre(self, norm, x):
+        """A sublayer's input: normalised first (normalize_first), else as it is."""
+        return norm(x) if self.normalize_first else x
+
+    def post(self, norm, x):
+        """The residual sum: normalised after (the default), else as it is."""
+        return x if self.normalize_first else norm(x)
+
+    def self_attention_step(self, x, padding_mask):
+        y = self.pre(self.self_attention_norm, x)
         mask = self.attention_mask(x, padding_mask)
-        y = self.self_attention_norm(x) if self.normalize_first else x
-        x = x + self.self_attention(y, y, attention_mask=mask)
-        if not self.normalize_first:
-            x = self.self_attention_norm(x)
-        y = self.feedforward_norm(x) if self.normalize_first else x
-        x = x + self.output(self.activation(self.intermediate(y)))
-        return x if self.normalize_first else self.feedforward_norm(x)
+        return self.post(self.self_attention_norm, x + self.self_attention(y, y, attention_mask=mask))
+
+    def feedforward_step(self, x):
+        y = self.pre(self.feedforward_norm, x)
+        return self.post(self.feedforward_norm, x + self.output(self.activation(self.intermediate(y))))
+
+    def forward(self, x, padding_mask=None):
+        return self.feedforward_step(self.self_attention_step(x, padding_mask))
 
 
 class KerasHubTransformerDecoder(KerasHubTransformerEncoder):
@@ -172,17 +182,10 @@ class KerasHubCrossAttentionDecoder(KerasHubTransformerDecoder):
         self.cross_attention_norm = nn.LayerNorm(hidden, eps=epsilon)
 
     def forward(self, x, encoder_sequence, padding_mask=None):
-        y = self.self_attention_norm(x) if self.normalize_first else x
-        x = x + self.self_attention(y, y, attention_mask=self.attention_mask(x, padding_mask))
-        if not self.normalize_first:
-            x = self.self_attention_norm(x)
-        y = self.cross_attention_norm(x) if self.normalize_first else x
-        x = x + self.cross_attention(y, encoder_sequence)
-        if not self.normalize_first:
-            x = self.cross_attention_norm(x)
-        y = self.feedforward_norm(x) if self.normalize_first else x
-        x = x + self.output(self.activation(self.intermediate(y)))
-        return x if self.normalize_first else self.feedforward_norm(x)
+        x = self.self_attention_step(x, padding_mask)
+        y = self.pre(self.cross_attention_norm, x)
+        x = self.post(self.cross_attention_norm, x + self.cross_attention(y, encoder_sequence))
+        return self.feedforward_step(x)
 
 
 class KerasHubDeiTEncoder(KerasHubViTEncoder):

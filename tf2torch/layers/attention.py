@@ -144,16 +144,17 @@ def multi_head_attention(ctx: Ctx) -> Converted:
 
     # Keras 3 runs a layer without dropout through its fused attention, whose fully masked rows are uniform
     fused = not scores and not ctx.config.get("dropout")
+    keras_masks = _keras_masks(ctx, roles)
     module = Module("KerasMultiHeadAttention", (query.shape[-1], key.shape[-1], value.shape[-1]), (
         ("num_heads", heads), ("key_dim", key_dim), ("value_dim", value_dim), ("output_dim", out_dim),
         *((("use_bias", False),) if not use_bias else ()),
-        *((("uniform_when_masked", True),) if fused and _keras_masks(ctx, roles) else ())))
+        *((("uniform_when_masked", True),) if fused and keras_masks else ())))
     args = [f"{{{roles['query']}}}", f"{{{roles['value']}}}"]
     if "key" in roles:
         args.append(f"key={{{roles['key']}}}")
     if causal:
         args.append("use_causal_mask=True")
-    args += _keras_masks(ctx, roles)
+    args += keras_masks
     if scores:
         args.append("return_attention_scores=True")
     outputs = [TensorInfo((query.shape[0], out_dim))]

@@ -150,36 +150,6 @@ class GraphConverter:
         self._readers = outer_readers
         return out_infos
 
-    def _mask_ends_here(self, layer: LayerSpec, index: int) -> bool:
-        """Keras 3 only: whether a mask reaching this layer (one Keras 3 does not apply here) can be dropped:
-        no layer reading masks implicitly is downstream of it."""
-        if self.options.keras_version != 3 or masks.reads_implicitly(layer.class_name):
-            return False
-        seen, frontier = {(layer.name, index)}, [(layer.name, index)]
-        while frontier:
-            name, call = frontier.pop()
-            for key, readers in self._readers.items():
-                if key[:2] != (name, call):
-                    continue
-                for reader, j in readers:
-                    if masks.reads_implicitly(reader.class_name) or reader.graph is not None:
-                        return False  # (a nested model: not searched, so not dropped)
-                    if (reader.name, j) not in seen:
-                        seen.add((reader.name, j))
-                        frontier.append((reader.name, j))
-        return True
-
-    def _check_attention_reads(self, layer: LayerSpec, index: int) -> None:
-        for ref in layer.calls[index].inputs:
-            others = [(other.name, other.class_name, tuple(r.layer for r in other.calls[j].inputs))
-                      for other, j in self._readers.get(_key(ref), []) if (other.name, j) != (layer.name, index)]
-            blocked = masks.shared_after_attention(others, layer.name)
-            if blocked:
-                raise UnsupportedError(
-                    f"layer {layer.name!r} (MultiHeadAttention) reads a masked tensor that {', '.join(blocked[:3])} "
-                    "also read(s); Keras clears that tensor's mask when the attention reads it, so what they "
-                    "compute depends on Keras's execution order; give each its own Embedding/Masking output")
-
     def _interface(self, expr: str, info: TensorInfo) -> tuple[str, TensorInfo]:
         """Model outputs: Keras layout with --channels-last; else channels-first for images (rank >= 4)."""
         if info.layout == "cf_flat" or self.options.channels_last or (info.rank == 3 and info.layout == "keras"):
@@ -199,11 +169,12 @@ class GraphConverter:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) merges tensors with different Keras "
                                    "masks, which Keras combines and tf2torch does not; remove a mask")
         if layer.class_name == "MultiHeadAttention" and mask:
-            self._check_attention_reads(layer, index)
+            masks.check_attention_reads(self._readers, layer, index)
         if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and layer.class_name not in masks.USE:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) is called with a Keras mask, which "
                                    "tf2torch does not apply there; remove the mask, or port this layer by hand")
-        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE and self._mask_ends_here(layer, index):
+        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE and \
+                masks.ends_here(self._readers, layer, index, self.options.keras_version):
             # Keras 3 records a mask as mask= arguments for the layers that take one: past a layer that neither
             # takes nor reads it, only an attention downstream (which reads masks itself) could still see it
             mask, args = "", [dataclasses.replace(a, info=dataclasses.replace(a.info, mask="")) for a in args]

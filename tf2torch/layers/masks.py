@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import UnsupportedError
 from ..spec import TensorRef
 
 # Layers Keras passes a mask through unchanged (supports_masking, same time axis), and that ignore it.
@@ -61,16 +62,48 @@ def carried(class_name: str, config: Any) -> bool:
     return class_name in CARRY
 
 
-def shared_after_attention(consumers: list[tuple[str, str, tuple[str, ...]]], attention: str) -> list[str]:
-    """Why a masked tensor that ``attention`` (a MultiHeadAttention call) reads cannot be converted exactly.
+Readers = dict[tuple[str, int, int], list[tuple[Any, int]]]  # tensor (layer, call, output) -> (layer, call)
+
+
+def check_attention_reads(readers: Readers, layer: Any, index: int) -> None:
+    """Refuse a masked tensor that this MultiHeadAttention call and another layer both read.
 
     Keras's MultiHeadAttention clears the masks of the tensors it reads, so a layer reading the same
     tensor after it sees no mask: what that layer computes depends on Keras's execution order. Only a
     merge with this attention's own output (a residual ``Add([x, attention(x, x)])``) is unaffected:
-    the attention's output carries the same mask, and the merge ANDs them. ``consumers`` lists
-    (layer name, class, names of the layers its inputs come from) for the tensor's other readers.
+    the attention's output carries the same mask, and the merge ANDs them.
     """
-    return list(dict.fromkeys(name for name, cls, sources in consumers if not (cls in MERGE and attention in sources)))
+    for ref in layer.calls[index].inputs:
+        blocked = list(dict.fromkeys(
+            other.name for other, j in readers.get((ref.layer, ref.node, ref.index), [])
+            if (other.name, j) != (layer.name, index)
+            and not (other.class_name in MERGE and layer.name in {r.layer for r in other.calls[j].inputs})))
+        if blocked:
+            raise UnsupportedError(
+                f"layer {layer.name!r} (MultiHeadAttention) reads a masked tensor that {', '.join(blocked[:3])} "
+                "also read(s); Keras clears that tensor's mask when the attention reads it, so what they "
+                "compute depends on Keras's execution order; give each its own Embedding/Masking output")
+
+
+def ends_here(readers: Readers, layer: Any, index: int, keras_version: int) -> bool:
+    """Keras 3 only: whether a mask reaching this layer (one that neither takes nor reads it) can be
+    dropped, as Keras drops it or hands it on only as recorded mask= arguments: true unless a layer that
+    reads masks implicitly (an attention), or a nested model, is downstream of it."""
+    if keras_version != 3 or reads_implicitly(layer.class_name):
+        return False
+    seen, frontier = {(layer.name, index)}, [(layer.name, index)]
+    while frontier:
+        name, call = frontier.pop()
+        for key, readers_of in readers.items():
+            if key[:2] != (name, call):
+                continue
+            for reader, j in readers_of:
+                if reads_implicitly(reader.class_name) or reader.graph is not None:
+                    return False
+                if (reader.name, j) not in seen:
+                    seen.add((reader.name, j))
+                    frontier.append((reader.name, j))
+    return True
 
 
 def call_mask(ctx: Any) -> str:

@@ -10,9 +10,8 @@ from ..registry import converter
 from .common import HUB, sublayer_weights
 
 
-def _plain_call(ctx: Ctx, allowed: tuple[str, ...] = ()) -> None:
-    extra = sorted(k for k, v in ctx.call.kwargs.items()
-                   if k not in allowed and k != ARGS_KWARG and v not in (None, 0, False))
+def _plain_call(ctx: Ctx) -> None:
+    extra = sorted(k for k, v in ctx.call.kwargs.items() if k != ARGS_KWARG and v not in (None, 0, False))
     if extra or len(ctx.inputs) != 1:
         raise ctx.unsupported(f"called with {', '.join(extra) or f'{len(ctx.inputs)} tensors'}; only a plain "
                               "call on one tensor is supported")
