@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registration)
     norm,
     ops,
     ops_array,
+    ops_reduce,
     pool,
     reshape,
     rnn,

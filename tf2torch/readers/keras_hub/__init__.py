@@ -136,3 +136,4 @@ def expand(entry: Any, where: str) -> Any:
 
 def _load() -> None:  # the builders register themselves on import
     from . import bert, decoders, efficientnet, llm, mit, resnet, t5, vision, vit, whisper  # noqa: F401  (registration)
+    from . import tasks  # noqa: F401  (Task heads, around the backbones above)

@@ -105,6 +105,13 @@ class FunctionalGraph:
         return self.layer(class_name, name, config, *args, module="keras_hub.src.layers",
                           registered=f"keras_hub>{class_name}", **kwargs)
 
+    def model_layer(self, entry: Mapping[str, Any], *args: Any, **kwargs: Any) -> Ref:
+        """Call a whole model (a Task's backbone) as one layer: ``entry`` is its built Functional entry."""
+        name = entry["config"]["name"]
+        added = self._add(name, {k: v for k, v in entry.items() if k not in ("name", "inbound_nodes")})
+        added["inbound_nodes"].append({"args": _serialize(list(args)), "kwargs": _serialize(kwargs)})
+        return Ref(name)
+
     def op(self, class_name: str, module: str, name: str, config: Mapping[str, Any], *args: Any,
            **kwargs: Any) -> Ref:
         """A ``keras.ops`` call on symbolic tensors (``x[:, 0, :]`` is ``keras.src.ops.numpy>GetItem``)."""

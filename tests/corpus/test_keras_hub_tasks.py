@@ -1,0 +1,131 @@
+"""keras-hub ``Task`` files (a classifier or a language-model head around a backbone) from ``Task.save()``.
+
+The same two checks as the backbones' (``test_keras_hub.py``), against keras-hub itself: the Task's graph
+the builder writes is the one keras-hub's constructor builds (the backbone inside is checked there), and
+the generated model computes the Task's outputs. Random seeded weights, tiny configs.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tests.corpus.test_keras_hub import CASES, _tensors, functional_config, keras_hub, model_inputs, randomise
+from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
+from tf2torch.cli import EXIT_ERROR, main
+from tf2torch.readers import keras_hub as hub_builders
+from tf2torch.readers.keras_hub.functional import AUTO_NAMED
+
+# name -> (Task class, its arguments, the backbone case it wraps)
+TASKS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "resnet_classifier": ("ResNetImageClassifier", dict(num_classes=4, dropout=0.1), "resnet_v1"),
+    "densenet_classifier_max": ("DenseNetImageClassifier", dict(num_classes=3, pooling="max", activation="softmax"),
+                                "densenet"),
+    "vit_classifier": ("ViTImageClassifier", dict(num_classes=3, intermediate_dim=6), "vit"),
+    "vit_classifier_gap": ("ViTImageClassifier", dict(num_classes=3, pooling="gap"), "vit"),
+    "deit_classifier": ("DeiTImageClassifier", dict(num_classes=3), "deit"),
+    "bert_classifier": ("BertTextClassifier", dict(num_classes=3), "bert"),
+    "albert_classifier": ("AlbertTextClassifier", dict(num_classes=2, activation="sigmoid"), "albert"),
+    "roberta_classifier": ("RobertaTextClassifier", dict(num_classes=3, hidden_dim=6), "roberta"),
+    "distil_bert_classifier": ("DistilBertTextClassifier", dict(num_classes=3), "distil_bert"),
+}
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    cache: dict[str, tuple[Any, Any, dict[str, np.ndarray], np.ndarray]] = {}
+
+    def get(name: str):
+        if name not in cache:
+            class_name, kwargs, backbone_case = TASKS[name]
+            backbone_class, backbone_kwargs = CASES[backbone_case]
+            hub = keras_hub()
+            backbone = getattr(hub.models, backbone_class)(**backbone_kwargs)
+            task = getattr(hub.models, class_name)(backbone=backbone, preprocessor=None, **kwargs)
+            randomise(task, seed=1)
+            inputs = model_inputs(backbone, seed=2)
+            expected = np.asarray(task(inputs if len(inputs) > 1 else inputs["images"], training=False))
+            path = tmp_path_factory.mktemp(name) / f"{name}.keras"
+            task.save(path)
+            cache[name] = task, path, inputs, expected
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(params=sorted(TASKS))
+def saved(request, tasks):
+    return (request.param, *tasks(request.param))
+
+
+def test_the_task_graph_is_the_one_keras_hub_builds(saved):
+    name, task, path, _, _ = saved
+    with zipfile.ZipFile(path) as zf:
+        ours = hub_builders.expand(json.loads(zf.read("config.json")), str(path))["config"]
+    theirs = functional_config(task)
+    # op layers and unnamed inputs are named by a process-wide counter: paired by position
+    rename = {t["name"]: o["name"] for o, t in zip(ours["layers"], theirs["layers"])
+              if str(t.get("module")).startswith("keras.src.ops") or t["class_name"] == "InputLayer" or o.get(AUTO_NAMED)}
+    print(name, [(e["class_name"], e["name"]) for e in ours["layers"]])
+    assert [(e["class_name"], e["name"]) for e in ours["layers"]] == \
+        [(e["class_name"], rename.get(e["name"], e["name"])) for e in theirs["layers"]]
+    for o, t in zip(ours["layers"], theirs["layers"]):
+        calls = [[(rename.get(a, a), b, c) for a, b, c in _tensors(n)] for n in t["inbound_nodes"]]
+        assert [_tensors(n) for n in o["inbound_nodes"]] == calls, o["name"]
+        assert [n["kwargs"] for n in o["inbound_nodes"]] == [n["kwargs"] for n in t["inbound_nodes"]], o["name"]
+        if o["name"] == task.backbone.name:  # the backbone's own graph is checked by test_keras_hub.py
+            assert o["registered_name"] == t["registered_name"]
+            continue
+        for key, value in o["config"].items():
+            if key in ("dtype", "name") or o["class_name"] == "InputLayer":
+                continue
+            assert json.dumps(value, sort_keys=True) == json.dumps(t["config"][key], sort_keys=True), (o["name"], key)
+    for key in ("input_layers", "output_layers"):
+        named = json.dumps(theirs[key], sort_keys=True)
+        for old, new in rename.items():
+            named = named.replace(json.dumps(old), json.dumps(new))
+        assert json.dumps(ours[key], sort_keys=True) == named, key
+
+
+def test_the_generated_task_computes_keras_hubs_outputs(saved):
+    import torch
+
+    name, _, path, inputs, expected = saved
+    model, result = convert_in_memory(path)
+    assert result.model_source
+    layouts = {i["name"]: i["layout"] for i in result.report.interface["inputs"]}
+    if len(inputs) == 1:
+        layouts = {"images": next(iter(layouts.values()))}
+    feed = [torch.from_numpy(np.moveaxis(inputs[k], -1, 1).copy() if layouts[k] == "channels_first" else inputs[k])
+            for k in sorted(inputs)]
+    with torch.no_grad():
+        got = to_tf_layout(model(*feed))
+    rel = float(np.abs(got - expected).max() / np.abs(expected).max())
+    print(f"{name}: max relative error {rel:.2e}")
+    assert got.shape == expected.shape and rel <= 1e-4, (name, rel)
+
+
+def test_a_task_around_a_backbone_with_no_builder_is_refused_by_name(tmp_path):
+    hub = keras_hub()
+    backbone = hub.models.FNetBackbone(vocabulary_size=50, num_layers=1, hidden_dim=8, intermediate_dim=16,
+                                       max_sequence_length=16)
+    path = tmp_path / "fnet_classifier.keras"
+    hub.models.FNetTextClassifier(backbone=backbone, num_classes=2, preprocessor=None).save(path)
+    result = CliRunner().invoke(main, ["convert", str(path), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "FNetTextClassifier" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_task_argument_the_builder_does_not_know_is_refused(tasks, tmp_path):
+    _, path, _, _ = tasks("bert_classifier")
+    edited = edit_keras_member(path, tmp_path / "edited.keras", "config.json",
+                               lambda c: {**c, "config": {**c["config"], "label_smoothing": 0.1}})
+    result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "label_smoothing" in result.stderr and not (tmp_path / "out").exists()
