@@ -30,6 +30,16 @@ SMALL = dict(num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16, max_s
 LLM = dict(num_layers=2, num_query_heads=4, num_key_value_heads=2, hidden_dim=16, intermediate_dim=32)
 RESNET = dict(input_conv_filters=[64], input_conv_kernel_sizes=[7], stackwise_num_filters=[64, 8],
               stackwise_num_blocks=[2, 1], stackwise_num_strides=[1, 2], image_shape=(32, 32, 3))
+# MobileNetV3 small as keras-hub converts it from timm, two stacks: SE in the depthwise block, relu then
+# hard_swish inverted residual blocks, SE on and off, 3x3 and 5x5 depthwise convs, residuals where stride is 1
+MOBILENET = dict(stackwise_num_blocks=[2, 2], stackwise_expansion=[[16, 24], [24, 32]],
+                 stackwise_num_filters=[[8, 8], [16, 16]], stackwise_kernel_size=[[3, 3], [5, 5]],
+                 stackwise_num_strides=[[2, 1], [2, 1]], stackwise_se_ratio=[[None, None], [0.25, 0.25]],
+                 stackwise_activation=[["relu", "relu"], ["hard_swish", "hard_swish"]],
+                 stackwise_padding=[[1, 1], [2, 2]], output_num_filters=32, input_num_filters=8,
+                 depthwise_filters=8, depthwise_stride=2, depthwise_residual=False, squeeze_and_excite=0.5,
+                 last_layer_filter=32, input_activation="hard_swish", output_activation="hard_swish",
+                 image_shape=(32, 32, 3))
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "bert": ("BertBackbone", dict(SMALL, vocabulary_size=50)),
     "electra": ("ElectraBackbone", dict(SMALL, vocab_size=50, embedding_dim=4)),
@@ -71,6 +81,86 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                 layerwise_sr_ratios=[2, 1], max_drop_path_rate=0.1, layerwise_patch_sizes=[7, 3],
                                 layerwise_strides=[4, 2], image_shape=(32, 32, 3), hidden_dims=[8, 16])),
     "densenet": ("DenseNetBackbone", dict(stackwise_num_repeats=[2, 2], growth_rate=4, image_shape=(32, 32, 3))),
+    # CSPNet: the four presets' shapes (timm cspdarknet53, cspresnet50, cspresnext50, darknet53), then cs3 stages,
+    # edge blocks, avg_down and non-leaky activations
+    "cspnet_csp_dark": ("CSPNetBackbone", dict(
+        stem_filters=8, stem_kernel_size=3, stem_strides=1, stem_padding="same", stackwise_depth=[1, 2],
+        stackwise_strides=2, stackwise_num_filters=[8, 16], block_type="dark_block", stage_type="csp",
+        bottle_ratio=(0.5, 1.0), block_ratio=(1.0, 0.5), expand_ratio=(2.0, 1.0), down_growth=True,
+        image_shape=(32, 32, 3))),
+    "cspnet_csp_resnet": ("CSPNetBackbone", dict(
+        stem_filters=8, stem_kernel_size=7, stem_strides=4, stem_pooling="max", stackwise_depth=[1, 2],
+        stackwise_strides=[1, 2], stackwise_num_filters=[16, 32], block_type="bottleneck_block", stage_type="csp",
+        bottle_ratio=[0.5], block_ratio=[1.0], expand_ratio=[2.0], cross_linear=True, image_shape=(32, 32, 3))),
+    "cspnet_csp_resnext": ("CSPNetBackbone", dict(
+        stem_filters=8, stem_kernel_size=7, stem_strides=4, stem_pooling="max", stackwise_depth=[1, 2],
+        stackwise_strides=[1, 2], stackwise_num_filters=[16, 32], block_type="bottleneck_block", stage_type="csp",
+        groups=4, bottle_ratio=[1.0], block_ratio=[0.5], expand_ratio=[1.0], cross_linear=True,
+        image_shape=(32, 32, 3))),
+    "cspnet_darknet": ("CSPNetBackbone", dict(
+        stem_filters=8, stem_kernel_size=3, stem_strides=1, stem_padding="same", stackwise_depth=[1, 2],
+        stackwise_strides=[1, 2], stackwise_num_filters=[8, 16], block_type="dark_block", stage_type="dark",
+        bottle_ratio=[0.5], image_shape=(32, 32, 3))),
+    "cspnet_cs3": ("CSPNetBackbone", dict(
+        stem_filters=[8, 16], stem_kernel_size=3, stem_strides=4, stackwise_depth=[1, 2], stackwise_strides=[1, 2],
+        stackwise_num_filters=[16, 32], block_type="bottleneck_block", stage_type="cs3", activation="swish",
+        block_ratio=0.5, image_shape=(32, 32, 3))),
+    "cspnet_cs3_edge": ("CSPNetBackbone", dict(
+        stem_filters=8, stem_kernel_size=3, stem_strides=2, stackwise_depth=[1, 2], stackwise_strides=[2],
+        stackwise_num_filters=[8, 16], block_type="edge_block", stage_type="cs3", bottle_ratio=1.5,
+        expand_ratio=2.0, image_shape=(32, 32, 3))),
+    "cspnet_dark_avg_down": ("CSPNetBackbone", dict(
+        stem_filters=8, stem_kernel_size=3, stem_strides=2, stackwise_depth=[1, 2], stackwise_strides=[2, 1],
+        stackwise_num_filters=[8, 16], block_type="bottleneck_block", stage_type="dark", avg_down=True,
+        activation="relu", bottle_ratio=0.5, image_shape=(32, 32, 3))),
+    "cspnet_csp_avg_down": ("CSPNetBackbone", dict(
+        stem_filters=8, stem_kernel_size=3, stem_strides=1, stem_padding="same", stackwise_depth=[1, 2],
+        stackwise_strides=2, stackwise_num_filters=[8, 16], block_type="edge_block", stage_type="csp",
+        avg_down=True, down_growth=True, bottle_ratio=0.5, expand_ratio=2.0, image_shape=(32, 32, 3))),
+    "mobilenet_v3_small": ("MobileNetBackbone", MOBILENET),
+    # V3 large's layout: a stride-1 residual depthwise block without SE, a stride-1 block that widens (no residual)
+    "mobilenet_v3_large": ("MobileNetBackbone", dict(
+        MOBILENET, stackwise_num_blocks=[2, 2, 1], stackwise_expansion=[[16, 24], [24, 40], [48]],
+        stackwise_num_filters=[[8, 8], [16, 16], [24]], stackwise_kernel_size=[[3, 3], [5, 5], [3]],
+        stackwise_num_strides=[[2, 1], [2, 1], [1]], stackwise_se_ratio=[[None, None], [0.25, 0.25], [None]],
+        stackwise_activation=[["relu", "relu"], ["relu", "hard_swish"], ["hard_swish"]],
+        stackwise_padding=[[1, 1], [2, 2], [1]], depthwise_stride=1, depthwise_residual=True,
+        squeeze_and_excite=None)),
+    # the relu6 stem of timm's non-V3 MobileNets, a residual depthwise block with SE, widths and a ratio that
+    # adjust_channels rounds (20 -> 24, 12 -> 16, 24 * 0.3 -> 8)
+    "mobilenet_relu6": ("MobileNetBackbone", dict(
+        MOBILENET, stackwise_num_blocks=[1], stackwise_expansion=[[20]], stackwise_num_filters=[[12]],
+        stackwise_kernel_size=[[3]], stackwise_num_strides=[[1]], stackwise_se_ratio=[[0.3]],
+        stackwise_activation=[["relu6"]], stackwise_padding=[[1]], depthwise_stride=1, depthwise_residual=True,
+        squeeze_and_excite=0.25, input_activation="relu6", output_activation="relu6")),
+    # MobileNetV1's shape: no inverted residual blocks, the depthwise-separable block alone
+    "mobilenet_v1_like": ("MobileNetBackbone", dict(
+        MOBILENET, stackwise_num_blocks=[], stackwise_expansion=[], stackwise_num_filters=[],
+        stackwise_kernel_size=[], stackwise_num_strides=[], stackwise_se_ratio=[], stackwise_activation=[],
+        stackwise_padding=[], depthwise_filters=16, squeeze_and_excite=None, output_num_filters=None)),
+    # HGNetV2 (named: keras-hub names its two layers after a named model, as when it loads the file) like the
+    # SSLD presets B4-B6: no affine blocks, the first stage not downsampled, light blocks with 5x5 kernels last
+    "hgnetv2_ssld_like": ("HGNetV2Backbone", dict(
+        name="hgnetv2", depths=[1, 2, 2], embedding_size=8, hidden_sizes=[16, 16, 32], stem_channels=[3, 8, 8],
+        hidden_act="relu", use_learnable_affine_block=False, stackwise_stage_filters=[
+            [8, 8, 16, 1, 2, 3], [16, 8, 16, 2, 2, 3], [16, 8, 32, 2, 3, 5]], apply_downsample=[False, True, True],
+        use_lightweight_conv_block=[False, False, True], image_shape=(32, 32, 3))),
+    # B0-B3's default checkpoints: learnable affine blocks everywhere; odd sizes through the stem's one-sided pads
+    "hgnetv2_lab": ("HGNetV2Backbone", dict(
+        name="hgnetv2", depths=[1, 1, 2], embedding_size=8, hidden_sizes=[16, 24, 24], stem_channels=[3, 6, 8],
+        hidden_act="relu", use_learnable_affine_block=True, stackwise_stage_filters=[
+            [8, 4, 16, 1, 2, 3], [16, 8, 24, 1, 2, 3], [24, 8, 24, 2, 2, 5]], apply_downsample=[False, True, True],
+        use_lightweight_conv_block=[False, True, True], image_shape=(29, 23, 3), out_features=["stage1", "stage3"])),
+    # the stem's other activations, every stage downsampled, light blocks first
+    "hgnetv2_gelu": ("HGNetV2Backbone", dict(
+        name="hgnetv2", depths=[1, 2], embedding_size=4, hidden_sizes=[8, 8], stem_channels=[3, 4, 4],
+        hidden_act="gelu", use_learnable_affine_block=True, stackwise_stage_filters=[
+            [4, 4, 8, 1, 1, 3], [8, 4, 8, 2, 1, 3]], apply_downsample=[True, True],
+        use_lightweight_conv_block=[True, False], image_shape=(30, 30, 3))),
+    "hgnetv2_tanh": ("HGNetV2Backbone", dict(
+        name="hgnetv2", depths=[1], embedding_size=4, hidden_sizes=[8], stem_channels=[3, 4, 4], hidden_act="tanh",
+        use_learnable_affine_block=False, stackwise_stage_filters=[[4, 4, 8, 1, 2, 3]], apply_downsample=[True],
+        use_lightweight_conv_block=[False], image_shape=(17, 17, 3))),
 }
 
 
@@ -102,11 +192,23 @@ def randomise(model, seed: int) -> None:
         weight.assign(value.astype("float32"))
 
 
+def as_loaded(model) -> None:
+    """The weights keras-hub's reload of the saved file gives: DINOv2's embeddings recompute their interpolated
+    position embeddings from the stored ones when loaded (the saved copy is ignored), so random ones are
+    put through the layer's own save and load."""
+    for layer in model.layers:
+        if type(layer).__name__ == "DINOV2Embedding":
+            store: dict[str, Any] = {}
+            layer.save_own_variables(store)
+            layer.load_own_variables(store)
+
+
 def model_inputs(model, seed: int) -> dict[str, np.ndarray]:
     """Two images, or sequences of 7 tokens: one whole, one padded after 4, one all padding."""
     rng = np.random.default_rng(seed)
-    if not isinstance(model.input, dict):  # an image backbone
-        return {"images": rng.uniform(0, 1, (2, *model.input.shape[1:])).astype("float32")}
+    if not isinstance(model.input, dict) or list(model.input) == ["images"]:  # an image backbone
+        image = model.input["images"] if isinstance(model.input, dict) else model.input
+        return {"images": rng.uniform(0, 1, (2, *image.shape[1:])).astype("float32")}
     if "encoder_token_ids" in model.input:  # T5: 40 tokens in (so that far offsets use the log buckets), 7 out
         return {"encoder_token_ids": rng.integers(0, 50, (2, 40)).astype("int32"),
                 "encoder_padding_mask": np.array([[1] * 40, [1] * 30 + [0] * 10], "int32"),
@@ -150,6 +252,7 @@ def models(tmp_path_factory):
             class_name, kwargs = CASES[name]
             model = getattr(keras_hub().models, class_name)(**kwargs)
             randomise(model, seed=1)
+            as_loaded(model)
             inputs = model_inputs(model, seed=2)
             outputs = model(inputs if len(inputs) > 1 else inputs["images"], training=False)
             path = tmp_path_factory.mktemp(name) / f"{name}.keras"

@@ -33,6 +33,11 @@ TASKS: dict[str, tuple[str, dict[str, Any], str]] = {
     "albert_classifier": ("AlbertTextClassifier", dict(num_classes=2, activation="sigmoid"), "albert"),
     "roberta_classifier": ("RobertaTextClassifier", dict(num_classes=3, hidden_dim=6), "roberta"),
     "distil_bert_classifier": ("DistilBertTextClassifier", dict(num_classes=3), "distil_bert"),
+    "efficientnet_classifier": ("EfficientNetImageClassifier", dict(num_classes=3, dropout=0.2), "efficientnet"),
+    "mit_classifier": ("MiTImageClassifier", dict(num_classes=3), "mit"),
+    **{f"{case}_causal_lm": (f"{cls}CausalLM", {}, case) for case, cls in (
+        ("gpt2", "GPT2"), ("llama", "Llama"), ("mistral", "Mistral"), ("gemma2", "Gemma"),
+        ("qwen3", "Qwen3"))},
 }
 
 
@@ -68,6 +73,16 @@ def test_the_task_graph_is_the_one_keras_hub_builds(saved):
     with zipfile.ZipFile(path) as zf:
         ours = hub_builders.expand(json.loads(zf.read("config.json")), str(path))["config"]
     theirs = functional_config(task)
+    backbone = task.backbone.name
+    if name.endswith("causal_lm"):  # the shared embedding's reverse call is written inside the backbone
+        shared = theirs["layers"].pop()  # (tasks.causal_lm says why): keras-hub calls it after the backbone
+        assert shared["name"] == "token_embedding" and [n["kwargs"] for n in shared["inbound_nodes"]] == [{"reverse": True}]
+        assert _tensors(shared["inbound_nodes"][0]) == [(backbone, 0, 0)] and theirs["output_layers"] == [
+            "token_embedding", 0, 0]
+        theirs["output_layers"] = [backbone, 1, 1]  # its second output (node 1: Keras counts the model's own)
+        inner = next(e for e in ours["layers"] if e["name"] == backbone)["config"]
+        reverse = next(e for e in inner["layers"] if e["name"] == "token_embedding")["inbound_nodes"][-1]
+        assert reverse["kwargs"] == {"reverse": True} and [_tensors(reverse)[0]] == [tuple(inner["output_layers"][0])]
     # op layers and unnamed inputs are named by a process-wide counter: paired by position
     rename = {t["name"]: o["name"] for o, t in zip(ours["layers"], theirs["layers"])
               if str(t.get("module")).startswith("keras.src.ops") or t["class_name"] == "InputLayer" or o.get(AUTO_NAMED)}
@@ -78,7 +93,7 @@ def test_the_task_graph_is_the_one_keras_hub_builds(saved):
         calls = [[(rename.get(a, a), b, c) for a, b, c in _tensors(n)] for n in t["inbound_nodes"]]
         assert [_tensors(n) for n in o["inbound_nodes"]] == calls, o["name"]
         assert [n["kwargs"] for n in o["inbound_nodes"]] == [n["kwargs"] for n in t["inbound_nodes"]], o["name"]
-        if o["name"] == task.backbone.name:  # the backbone's own graph is checked by test_keras_hub.py
+        if o["name"] == backbone:  # the backbone's own graph is checked by test_keras_hub.py
             assert o["registered_name"] == t["registered_name"]
             continue
         for key, value in o["config"].items():
@@ -110,6 +125,18 @@ def test_the_generated_task_computes_keras_hubs_outputs(saved):
     assert got.shape == expected.shape and rel <= 1e-4, (name, rel)
 
 
+def test_a_task_with_no_builder_is_refused_by_name(tasks, tmp_path):
+    """OPT's causal LM reverses an embedding inside its TokenAndPositionEmbedding: not generated yet."""
+    hub = keras_hub()
+    backbone_class, kwargs = CASES["opt"]
+    path = tmp_path / "opt_lm.keras"
+    hub.models.OPTCausalLM(backbone=getattr(hub.models, backbone_class)(**kwargs), preprocessor=None).save(path)
+    result = CliRunner().invoke(main, ["convert", str(path), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "'keras_hub>OPTCausalLM' is a keras-hub model" in result.stderr
+    assert "--weights-only" in result.stderr and not (tmp_path / "out").exists()
+
+
 def test_a_task_around_a_backbone_with_no_builder_is_refused_by_name(tmp_path):
     hub = keras_hub()
     backbone = hub.models.FNetBackbone(vocabulary_size=50, num_layers=1, hidden_dim=8, intermediate_dim=16,
@@ -129,3 +156,13 @@ def test_a_task_argument_the_builder_does_not_know_is_refused(tasks, tmp_path):
     result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "label_smoothing" in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_task_around_a_backbone_tf2torch_does_not_build_is_refused_by_name(tasks, tmp_path):
+    _, path, _, _ = tasks("resnet_classifier")
+    edited = edit_keras_member(path, tmp_path / "xception.keras", "config.json", lambda c: {**c, "config": {
+        **c["config"], "backbone": {**c["config"]["backbone"], "registered_name": "keras_hub>XceptionBackbone"}}})
+    result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "backbone 'keras_hub>XceptionBackbone'" in result.stderr
+    assert "--weights-only" in result.stderr and not (tmp_path / "out").exists()

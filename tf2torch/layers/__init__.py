@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (registration)
     ops,
     ops_array,
     ops_reduce,
+    ops_split,
     pool,
     reshape,
     rnn,

@@ -10,8 +10,9 @@ from ..registry import converter
 from .common import HUB, sublayer_weights
 
 
-def _plain_call(ctx: Ctx) -> None:
-    extra = sorted(k for k, v in ctx.call.kwargs.items() if k != ARGS_KWARG and v not in (None, 0, False))
+def _plain_call(ctx: Ctx, allowed: tuple[str, ...] = ()) -> None:
+    extra = sorted(k for k, v in ctx.call.kwargs.items()
+                   if k != ARGS_KWARG and k not in allowed and v not in (None, 0, False))
     if extra or len(ctx.inputs) != 1:
         raise ctx.unsupported(f"called with {', '.join(extra) or f'{len(ctx.inputs)} tensors'}; only a plain "
                               "call on one tensor is supported")
@@ -28,7 +29,10 @@ def _tied(ctx: Ctx) -> bool:
 
 @converter("ReversibleEmbedding", wants="keras")
 def reversible_embedding(ctx: Ctx) -> Converted:
-    _plain_call(ctx)
+    """A call on token ids embeds them; ``reverse=True`` (a causal LM's logits) projects hidden states
+    onto the vocabulary with the same module and weights."""
+    reverse = ctx.call.kwargs.get("reverse") is True
+    _plain_call(ctx, allowed=("reverse",))
     tie = _tied(ctx)
     vocab, dim = cfg_int(ctx, "input_dim"), cfg_int(ctx, "output_dim")
     cap = ctx.config.get("logit_soft_cap")
@@ -40,6 +44,11 @@ def reversible_embedding(ctx: Ctx) -> Converted:
         params.append(param("", "reverse_embeddings", w["reverse_embeddings"]))
     kwargs = (*((("tie_weights", False),) if not tie else ()), *((("logit_soft_cap", float(cap)),) if cap else ()))
     module = Module("KerasReversibleEmbedding", (vocab, dim), kwargs)
+    if reverse:
+        if ctx.x.shape[-1] != dim:
+            raise ctx.unsupported(f"reverse=True on a tensor of shape {ctx.x.shape}, expected a last axis of {dim}")
+        return Converted((Op("{m}.reverse({x})", module),), (TensorInfo((*ctx.x.shape[:-1], vocab)),), tuple(params),
+                         helpers=("KerasReversibleEmbedding",))
     return Converted((Op("{m}({x})", module),), (TensorInfo((*ctx.x.shape, dim)),), tuple(params),
                      helpers=("KerasReversibleEmbedding",))
 

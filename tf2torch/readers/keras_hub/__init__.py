@@ -135,5 +135,19 @@ def expand(entry: Any, where: str) -> Any:
 
 
 def _load() -> None:  # the builders register themselves on import
-    from . import bert, decoders, efficientnet, llm, mit, resnet, t5, vision, vit, whisper  # noqa: F401  (registration)
-    from . import tasks  # noqa: F401  (Task heads, around the backbones above)
+    from . import (  # noqa: F401  (registration)
+        bert,
+        cspnet,
+        decoders,
+        efficientnet,
+        hgnetv2,
+        llm,
+        mit,
+        mobilenet,
+        resnet,
+        t5,
+        tasks,
+        vision,
+        vit,
+        whisper,
+    )

@@ -81,6 +81,7 @@ class FunctionalGraph:
         self.entries: dict[str, dict[str, Any]] = {}
         self.inputs: dict[str, Ref] = {}
         self.auto_named: set[str] = set()
+        self.models: set[str] = set()  # layers that are whole models (a Task's backbone)
 
     def input(self, name: str, shape: tuple[int | None, ...], dtype: str) -> Ref:
         self._add(name, {"module": "keras.layers", "class_name": "InputLayer", "registered_name": None,
@@ -110,6 +111,7 @@ class FunctionalGraph:
         name = entry["config"]["name"]
         added = self._add(name, {k: v for k, v in entry.items() if k not in ("name", "inbound_nodes")})
         added["inbound_nodes"].append({"args": _serialize(list(args)), "kwargs": _serialize(kwargs)})
+        self.models.add(name)
         return Ref(name)
 
     def op(self, class_name: str, module: str, name: str, config: Mapping[str, Any], *args: Any,
@@ -133,8 +135,8 @@ class FunctionalGraph:
         flat_outputs = [outputs] if isinstance(outputs, Ref) else [outputs[k] for k in sorted(outputs)]
         layers = [{**self.entries[name], **({AUTO_NAMED: True} if name in self.auto_named else {})}
                   for name in self.keras_order(flat_outputs)]
-        def triple(r: Ref) -> list[Any]:
-            return [r.layer, r.node, r.index]
+        def triple(r: Ref) -> list[Any]:  # Keras 3 counts a nested model's own first node here (not in calls)
+            return [r.layer, r.node + (r.layer in self.models), r.index]
 
         out = triple(outputs) if isinstance(outputs, Ref) else {k: triple(v) for k, v in outputs.items()}
         ins: Any = {k: triple(v) for k, v in self.inputs.items()}

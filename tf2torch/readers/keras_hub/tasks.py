@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...errors import UnsupportedError
 from . import PREFIX, Args, builds, expand
 from .functional import FunctionalGraph, Ref, sliced
 
@@ -34,8 +35,11 @@ class Head:
         # the head takes the backbone's dtype policy (keras-hub does not save a head_dtype)
         self.g = FunctionalGraph(args.name, config.get("dtype"), keyed_inputs=isinstance(config.get("input_layers"),
                                                                                           Mapping))
-        if "layers" not in config:  # no builder: the nested model is refused by name downstream
-            raise args.fail("backbone", "a keras-hub backbone tf2torch generates (see tf2torch layers --keras-hub)")
+        if "layers" not in config:  # a backbone class with no builder
+            raise UnsupportedError(
+                f"{args.where}: {args.class_name}'s backbone {entry['registered_name']!r} is a keras-hub model which "
+                "tf2torch does not generate PyTorch for yet (tf2torch layers --keras-hub lists those it does); "
+                "write the weights alone with --weights-only")
         inputs = {e["name"]: e for e in config["layers"] if e.get("class_name") == "InputLayer"}
         refs = {}
         for name in self._input_names(config["input_layers"]):  # the backbone's own input tensors
@@ -135,3 +139,27 @@ def token_text_classifier(args: Args) -> dict[str, Any]:
     x = head.dense("pooled_dense", x, hidden, "tanh" if roberta else "relu")
     x = head.dropout("output_dropout", x, dropout)
     return head.model(head.dense("logits", x, args.int("num_classes"), _activation(args)))
+
+
+# OPTCausalLM is not built: its token embedding is a sublayer of TokenAndPositionEmbedding, whose module
+# the generated reverse call cannot share yet (refused by name, as a class with no builder)
+@builds("GPT2CausalLM", "LlamaCausalLM", "MistralCausalLM", "GemmaCausalLM", "Qwen3CausalLM")
+def causal_lm(args: Args) -> dict[str, Any]:
+    """The backbone's hidden states through its own token embedding, reversed: the logits (the tied
+    embedding, or Llama's separate output matrix, as the backbone's ReversibleEmbedding holds them).
+
+    keras-hub calls ``backbone.token_embedding`` in the Task's graph, outside the backbone; Keras saves
+    that shared layer's weights once, inside the backbone. The call is written inside the backbone
+    instead (a second node of the same layer, as a second output), so the generated model has one
+    embedding module and one weight, and computes what the Task computes.
+    """
+    head = Head(args)
+    config = head.backbone["config"]
+    embedding = next((e for e in config["layers"] if e["name"] == "token_embedding"), None)
+    hidden = config["output_layers"]
+    if embedding is None or embedding["class_name"] != "ReversibleEmbedding" or not isinstance(hidden, list) \
+            or not hidden or not isinstance(hidden[0], str):
+        raise args.fail("backbone", "a backbone with one output and a ReversibleEmbedding 'token_embedding'")
+    embedding["inbound_nodes"].append({"args": [Ref(*hidden).serialize()], "kwargs": {"reverse": True}})
+    config["output_layers"] = [hidden, ["token_embedding", len(embedding["inbound_nodes"]) - 1, 0]]
+    return head.model(Ref(head.out.layer, 0, 1))
