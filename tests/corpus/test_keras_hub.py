@@ -40,6 +40,7 @@ MOBILENET = dict(stackwise_num_blocks=[2, 2], stackwise_expansion=[[16, 24], [24
                  depthwise_filters=8, depthwise_stride=2, depthwise_residual=False, squeeze_and_excite=0.5,
                  last_layer_filter=32, input_activation="hard_swish", output_activation="hard_swish",
                  image_shape=(32, 32, 3))
+DINOV2 = dict(name="dinov2_backbone", patch_size=4, num_layers=2, hidden_dim=8, num_heads=2, intermediate_dim=16)
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "bert": ("BertBackbone", dict(SMALL, vocabulary_size=50)),
     "electra": ("ElectraBackbone", dict(SMALL, vocab_size=50, embedding_dim=4)),
@@ -161,6 +162,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         name="hgnetv2", depths=[1], embedding_size=4, hidden_sizes=[8], stem_channels=[3, 4, 4], hidden_act="tanh",
         use_learnable_affine_block=False, stackwise_stage_filters=[[4, 4, 8, 1, 2, 3]], apply_downsample=[True],
         use_lightweight_conv_block=[False], image_shape=(17, 17, 3))),
+    # DINOv2 (named, as a preset loads: its layers get the name as a prefix): positions trained at the image size
+    "dinov2": ("DINOV2Backbone", dict(DINOV2, image_shape=(16, 16, 3), position_embedding_shape=(16, 16, 3))),
+    # positions resized by TF's bicubic: shrunk 6x6 -> 4x4 patches (as 518 -> 224 pixels shrinks 37 -> 16), grown
+    # 4x4 -> 7x7 (a 30-pixel image: its last 2 pixel rows dropped by the patch conv), antialiased both ways as the
+    # with-registers presets are; registers, the SwiGLU FFN, no mask token, drop path (identity at inference)
+    "dinov2_downsample": ("DINOV2Backbone", dict(DINOV2, image_shape=(16, 16, 3), position_embedding_shape=(24, 24))),
+    "dinov2_upsample": ("DINOV2Backbone", dict(DINOV2, image_shape=(30, 30, 3), position_embedding_shape=(16, 16, 3),
+                                               use_mask_token=False, drop_path_rate=0.1)),
+    "dinov2_registers_swiglu": ("DINOV2Backbone", dict(
+        DINOV2, image_shape=(16, 16, 3), position_embedding_shape=(28, 28, 3), num_register_tokens=2,
+        use_swiglu_ffn=True, layer_scale_init_value=1e-5, antialias_in_interpolation=True)),
+    "dinov2_antialias_upsample": ("DINOV2Backbone", dict(
+        DINOV2, image_shape=(28, 28, 3), position_embedding_shape=(16, 16, 3), num_register_tokens=1,
+        antialias_in_interpolation=True)),
 }
 
 

@@ -139,6 +139,7 @@ def _load() -> None:  # the builders register themselves on import
         bert,
         cspnet,
         decoders,
+        dinov2,
         efficientnet,
         hgnetv2,
         llm,
