@@ -35,6 +35,8 @@ TASKS: dict[str, tuple[str, dict[str, Any], str]] = {
     "distil_bert_classifier": ("DistilBertTextClassifier", dict(num_classes=3), "distil_bert"),
     "efficientnet_classifier": ("EfficientNetImageClassifier", dict(num_classes=3, dropout=0.2), "efficientnet"),
     "mit_classifier": ("MiTImageClassifier", dict(num_classes=3), "mit"),
+    "cspnet_classifier": ("CSPNetImageClassifier", dict(num_classes=3), "cspnet_cs3"),
+    "mobilenet_classifier": ("MobileNetImageClassifier", dict(num_classes=3, num_features=16), "mobilenet_v3_small"),
     **{f"{case}_causal_lm": (f"{cls}CausalLM", {}, case) for case, cls in (
         ("gpt2", "GPT2"), ("llama", "Llama"), ("mistral", "Mistral"), ("gemma2", "Gemma"),
         ("qwen3", "Qwen3"))},

@@ -18,6 +18,7 @@ from typing import Any
 from ...errors import UnsupportedError
 from . import PREFIX, Args, builds, expand
 from .functional import FunctionalGraph, Ref, sliced
+from .keras_layers import conv2d
 
 
 class Head:
@@ -163,3 +164,14 @@ def causal_lm(args: Args) -> dict[str, Any]:
     embedding["inbound_nodes"].append({"args": [Ref(*hidden).serialize()], "kwargs": {"reverse": True}})
     config["output_layers"] = [hidden, ["token_embedding", len(embedding["inbound_nodes"]) - 1, 0]]
     return head.model(Ref(head.out.layer, 0, 1))
+
+
+@builds("MobileNetImageClassifier")
+def mobilenet_classifier(args: Args) -> dict[str, Any]:
+    """MobileNetV3's head: average pool (kept 1x1), a 1x1 hard-swish conv to num_features, flatten, logits
+    (no activation; keras-hub saves none of the base classifier's pooling/activation/dropout)."""
+    head = Head(args)
+    x = head.g.layer("GlobalAveragePooling2D", "pooler", {"data_format": "channels_last", "keepdims": True}, head.out)
+    x = conv2d(head.g, "classifier_conv", x, args.int("num_features", 1024), 1, activation="hard_silu")
+    x = head.g.layer("Flatten", head.g.auto_name("flatten"), {"data_format": "channels_last"}, x)
+    return head.model(head.dense("predictions", x, args.int("num_classes"), "linear"))
