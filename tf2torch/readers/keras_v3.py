@@ -142,7 +142,7 @@ def _assign(
             continue
         class_name = str(entry.get("class_name"))
         # The path is derived from the Python class; a few classes are saved under an export alias.
-        base = _snake(_PYTHON_CLASS.get(class_name, class_name), graph.keras_version)
+        base = snake_case(_PYTHON_CLASS.get(class_name, class_name), graph.keras_version)
         used[base] = used.get(base, -1) + 1
         path = f"{container}/{base}" + (f"_{used[base]}" if used[base] else "")  # saving_lib._get_unique_name
         owner = by_path.get(path)
@@ -187,7 +187,7 @@ def _entries(entry: Mapping[str, Any]) -> list[Any]:
 _PYTHON_CLASS = {"GroupQueryAttention": "GroupedQueryAttention"}  # config name -> the class weights are saved by
 
 
-def _snake(class_name: str, keras_version: int) -> str:
+def snake_case(class_name: str, keras_version: int) -> str:
     """The group name Keras derives from a class name (``naming.to_snake_case``)."""
     if keras_version == 2:  # tf_keras generic_utils.to_snake_case: digits join the word before them
         name = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", class_name)

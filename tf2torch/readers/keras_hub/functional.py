@@ -111,7 +111,8 @@ class FunctionalGraph:
         name = entry["config"]["name"]
         added = self._add(name, {k: v for k, v in entry.items() if k not in ("name", "inbound_nodes")})
         added["inbound_nodes"].append({"args": _serialize(list(args)), "kwargs": _serialize(kwargs)})
-        self.models.add(name)
+        if entry.get("class_name") != "Sequential":  # Keras 3 counts a Functional's own first node (see model())
+            self.models.add(name)
         return Ref(name)
 
     def op(self, class_name: str, module: str, name: str, config: Mapping[str, Any], *args: Any,

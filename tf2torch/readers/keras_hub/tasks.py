@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import UnsupportedError
+from ..keras_v3 import snake_case
 from . import PREFIX, Args, builds, expand
 from .functional import FunctionalGraph, Ref, sliced
 from .keras_layers import conv2d
@@ -32,6 +33,9 @@ class Head:
         args.raw("preprocessor")  # not part of the model's call (see the module docstring)
         self.backbone = expand(entry, args.where)
         config = self.backbone["config"]
+        unnamed = "name" not in entry["config"]
+        if unnamed and "layers" in config:  # VGGBackbone saves no name: Keras gives it one from a per-process counter
+            config["name"] = snake_case(entry.get("class_name") or "", 3)
         self.args, self.name = args, config.get("name")
         # the head takes the backbone's dtype policy (keras-hub does not save a head_dtype)
         self.g = FunctionalGraph(args.name, config.get("dtype"), keyed_inputs=isinstance(config.get("input_layers"),
@@ -51,6 +55,8 @@ class Head:
             self.out = self.g.model_layer(self.backbone, refs, mask={k: None for k in refs})
         else:
             self.out = self.g.model_layer(self.backbone, *refs.values(), mask=None)
+        if unnamed:  # the weights are found by path, whatever the counter gave
+            self.g.auto_named.add(self.out.layer)
         self.outputs = config["output_layers"]
 
     @staticmethod
@@ -175,3 +181,43 @@ def mobilenet_classifier(args: Args) -> dict[str, Any]:
     x = conv2d(head.g, "classifier_conv", x, args.int("num_features", 1024), 1, activation="hard_silu")
     x = head.g.layer("Flatten", head.g.auto_name("flatten"), {"data_format": "channels_last"}, x)
     return head.model(head.dense("predictions", x, args.int("num_classes"), "linear"))
+
+
+def _entry(g: FunctionalGraph, class_name: str, name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A layer of a Sequential as Keras saves it (no call nodes: a Sequential chains its layers)."""
+    return {"module": "keras.layers", "class_name": class_name, "registered_name": None,
+            "config": {"name": name, "trainable": True, "dtype": g.dtype, **config}}
+
+
+@builds("VGGImageClassifier")
+def vgg_classifier(args: Args) -> dict[str, Any]:
+    """VGG's head, a Sequential named "head": two ReLU convs (7x7 valid, then 1x1) and a global pool
+    ("avg"/"max"), or flatten and two ReLU Dense layers ("flatten"), then the logits."""
+    head = Head(args)
+    g, hidden = head.g, args.int("pooling_hidden_dim", 4096)
+    pooling, dropout = args.str("pooling", "avg", ("avg", "max", "flatten")), args.number("dropout", 0.0)
+    conv = {"strides": [1, 1], "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1,
+            "activation": "relu", "use_bias": True}
+    drop = _entry(g, "Dropout", "output_dropout", {"rate": dropout, "noise_shape": None})
+    logits = _entry(g, "Dense", "predictions", {"units": args.int("num_classes"), "activation": _activation(args),
+                                                 "use_bias": True})
+    if pooling == "flatten":
+        dense = {"units": hidden, "activation": "relu", "use_bias": True}
+        layers = [_entry(g, "Flatten", "flatten", {"data_format": "channels_last"}), _entry(g, "Dense", "fc1", dense),
+                  drop, _entry(g, "Dense", "fc2", dense), logits]
+    else:
+        pooler = "GlobalAveragePooling2D" if pooling == "avg" else "GlobalMaxPooling2D"
+        layers = [_entry(g, "Conv2D", "fc1", {"filters": hidden, "kernel_size": [7, 7], "padding": "valid", **conv}),
+                  drop, _entry(g, "Conv2D", "fc2", {"filters": hidden, "kernel_size": [1, 1], "padding": "same", **conv}),
+                  _entry(g, pooler, "pooler", {"data_format": "channels_last", "keepdims": False}), logits]
+    # the Sequential is built on the backbone's output: (image size halved by each stack's pool, last width)
+    shape = head.backbone_arg("image_shape") or [None, None, None]
+    stacks = head.backbone_arg("stackwise_num_filters")
+    for _ in stacks:
+        shape = [None if s is None else s // 2 for s in shape[:2]] + [stacks[-1]]
+    layers.insert(0, {"module": "keras.layers", "class_name": "InputLayer", "registered_name": None,
+                      "config": {"name": g.auto_name("input_layer"), "batch_shape": [None, *shape],
+                                 "dtype": "float32"}})
+    entry = {"module": "keras", "class_name": "Sequential", "registered_name": None,
+             "config": {"name": "head", "trainable": True, "dtype": g.dtype, "layers": layers}}
+    return head.model(g.model_layer(entry, head.out, mask=None))
