@@ -226,9 +226,16 @@ def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: 
 @click.option("--tf-ops", is_flag=True, help="List the TF op types a graph (.pb, .meta, SavedModel) may use.")
 @click.option("--keras-hub", "keras_hub", is_flag=True,
               help="List the keras-hub model classes whose Backbone.save() files tf2torch generates PyTorch for.")
-def layers(tf_ops: bool, keras_hub: bool) -> None:
+@click.option("--refused", is_flag=True, help="List the keras.layers classes tf2torch refuses, each with why.")
+def layers(tf_ops: bool, keras_hub: bool, refused: bool) -> None:
     """List the Keras layer classes tf2torch converts (--tf-ops: the TF graph op types; --keras-hub: the
-    keras-hub models). Any other class is refused by name, never converted approximately."""
+    keras-hub models; --refused: the Keras classes it refuses, and why). Any other class is refused by
+    name, never converted approximately."""
+    if refused:
+        from .layers.refused import REFUSED
+
+        click.echo("\n".join(f"{name}: {why}; {fix}" for name, (why, fix) in sorted(REFUSED.items())))
+        return
     if keras_hub:
         from .readers import keras_hub as hub
 

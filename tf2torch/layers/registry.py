@@ -3,8 +3,8 @@
     @converter("Conv2D", wants="cf")
     def conv2d(ctx: Ctx) -> Converted: ...
 
-A second registration of a class fails at import; a class with no converter (or a ``Lambda``, whose code
-is never run) fails with an error naming the layer and its class. Converter modules are imported
+A second registration of a class fails at import; a class with no converter fails with an error naming
+the layer and its class, and why when it is one ``refused.py`` lists (a ``Lambda``, whose code is never run). Converter modules are imported
 explicitly in ``convert/__init__.py`` (no ``import *``).
 """
 
@@ -15,12 +15,9 @@ from collections.abc import Callable
 from ..errors import UnsupportedError
 from ..spec import LayerSpec
 from .base import Converted, Ctx, Registration
+from .refused import reason
 
 _REGISTRY: dict[str, Registration] = {}
-
-# Layers that carry code instead of configuration: tf2torch never executes input files. (Keras 2's
-# TFOpLambda only *names* a TF function; layers/ops.py converts a fixed list of those names.)
-CODE_LAYERS = {"Lambda", "SlicingOpLambda"}
 
 
 def converter(*class_names: str, wants: str = "any", accepts_flat: bool = False,
@@ -30,6 +27,8 @@ def converter(*class_names: str, wants: str = "any", accepts_flat: bool = False,
 
     def register(fn: Callable[[Ctx], Converted]) -> Callable[[Ctx], Converted]:
         for name in class_names:
+            if reason(name) is not None:
+                raise RuntimeError(f"Keras class {name!r} has a converter and is listed in refused.py")
             if name in _REGISTRY:
                 raise RuntimeError(f"two converters for Keras class {name!r}: "
                                    f"{_REGISTRY[name].fn.__module__} and {fn.__module__}")
@@ -40,10 +39,9 @@ def converter(*class_names: str, wants: str = "any", accepts_flat: bool = False,
 
 
 def lookup(layer: LayerSpec) -> Registration:
-    if layer.class_name in CODE_LAYERS:
-        raise UnsupportedError(
-            f"layer {layer.name!r} is a {layer.class_name}: it holds Python code, which tf2torch never runs; "
-            "replace it with a built-in layer before saving, or port that part by hand")
+    refused = reason(layer.class_name)  # (Keras 2's TFOpLambda only *names* a TF function: layers/ops.py)
+    if refused is not None:
+        raise UnsupportedError(f"layer {layer.name!r} is a {layer.class_name}: {refused[0]}; {refused[1]}")
     reg = _REGISTRY.get(layer.class_name)
     if reg is None:
         raise UnsupportedError(
