@@ -407,6 +407,7 @@ CASES.update({  # random augmentation layers: the identity at inference, checked
         "RandomPosterization": {"factor": 4, "value_range": (0, 255)}, "RandomColorDegeneration": {"factor": 0.3},
         "RandomElasticTransform": {"value_range": (0, 1)}, "AugMix": {"value_range": (0, 1)},
         "RandAugment": {"value_range": (0, 1)}, "CutMix": {}, "MixUp": {},
+        "Solarization": {"addition_factor": 0.5, "threshold_factor": 0.5, "value_range": (0, 1)},
     }.items()
 })
 CASES.update({

@@ -38,6 +38,7 @@ AUGMENTATION = (
     "RandomShear", "RandomHue", "RandomSaturation", "RandomSharpness", "RandomGrayscale", "RandomColorJitter",
     "RandomErasing", "RandomGaussianBlur", "RandomPerspective", "RandomInvert", "RandomPosterization",
     "RandomColorDegeneration", "RandomElasticTransform", "AugMix", "RandAugment", "CutMix", "MixUp",
+    "Solarization",  # random thresholds and additions in training, nothing else (not a fixed solarize)
 )
 
 

@@ -32,14 +32,16 @@ REFUSED: dict[str, tuple[str, str]] = {
     "Discretization": _DATA,
     "Pipeline": ("a preprocessing pipeline (keras.layers.Pipeline) is not converted", _NOT_YET),
     "MaxNumBoundingBoxes": ("a bounding-box preprocessing layer is not converted", _NOT_YET),
-    # at inference Keras resizes to the target's aspect ratio and center-crops: not the identity
-    "RandomCrop": ("its inference behaviour (resize, then center crop) is not converted yet", _NOT_YET),
+    # Keras 3.15 builds the model on the cropped size, but under training=False passes the image through
+    # unchanged (a plain call crops at random): no one inference result to match
+    "RandomCrop": ("Keras 3 builds the model on the cropped size but passes images through uncropped at "
+                   "inference (tf_keras center-crops): no single result to match",
+                   "crop with CenterCrop (converted) or outside the model"),
     # value-dependent image operations Keras also applies at inference
     "AutoContrast": ("its per-image contrast stretch is not converted yet", _NOT_YET),
     "Equalization": ("its per-image histogram equalization is not converted yet", _NOT_YET),
     "ContrastLimitedAdaptiveHistogramEqualization": ("its per-image histogram equalization is not converted yet",
                                                      _NOT_YET),
-    "Solarization": ("its image solarization is not converted yet", _NOT_YET),
     "MelSpectrogram": ("its audio front end (STFT and mel filter bank) is not converted yet", _NOT_YET),
     "STFTSpectrogram": ("its audio front end (STFT) is not converted yet", _NOT_YET),
     "SpectralNormalization": ("its power-iteration kernel normalization is not converted yet",
