@@ -52,6 +52,19 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "gpt2": ("GPT2Backbone", dict(SMALL, vocabulary_size=50)),
     "opt": ("OPTBackbone", dict(SMALL, vocabulary_size=50)),
     "llama": ("LlamaBackbone", dict(LLM, vocabulary_size=50)),
+    # Llama 3 (head_dim 8: four rotary frequencies): 3.0's rope_max_wavelength; 3.1's and 3.2's smoothing, whose
+    # wavelengths 6, 167, 4443 and 118143 fall in its high, high, medium and low bands (2048 and 8192 apart);
+    # the same bands at wavelength 100 and length 128 (6, 20, 63, 199; 32, 128), where they move the outputs by 13%
+    "llama3_no_smoothing": ("Llama3Backbone", dict(LLM, vocabulary_size=50, hidden_dim=32, rope_max_wavelength=500000)),
+    "llama3_1": ("Llama3Backbone", dict(LLM, vocabulary_size=50, hidden_dim=32, rope_max_wavelength=500000,
+                                        rope_frequency_adjustment_factor=8.0, rope_low_freq_factor=1.0,
+                                        rope_high_freq_factor=4.0, rope_pretraining_sequence_length=8192)),
+    "llama3_2": ("Llama3Backbone", dict(LLM, vocabulary_size=50, hidden_dim=32, rope_max_wavelength=500000,
+                                        rope_frequency_adjustment_factor=32.0, rope_low_freq_factor=1.0,
+                                        rope_high_freq_factor=4.0, rope_pretraining_sequence_length=8192)),
+    "llama3_smoothing_visible": ("LlamaBackbone", dict(LLM, vocabulary_size=50, hidden_dim=32, rope_max_wavelength=100,
+                                                       rope_frequency_adjustment_factor=8.0, rope_low_freq_factor=1,
+                                                       rope_high_freq_factor=4, rope_pretraining_sequence_length=128)),
     "mistral": ("MistralBackbone", dict(LLM, vocabulary_size=50, sliding_window=3)),
     "qwen3": ("Qwen3Backbone", dict(LLM, vocabulary_size=50, head_dim=4, sliding_window_size=4)),
     "vit": ("ViTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,

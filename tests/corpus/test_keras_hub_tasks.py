@@ -42,7 +42,7 @@ TASKS: dict[str, tuple[str, dict[str, Any], str]] = {
     "mobilenet_classifier": ("MobileNetImageClassifier", dict(num_classes=3, num_features=16), "mobilenet_v3_small"),
     **{f"{case}_causal_lm": (f"{cls}CausalLM", {}, case) for case, cls in (
         ("gpt2", "GPT2"), ("llama", "Llama"), ("mistral", "Mistral"), ("gemma2", "Gemma"),
-        ("qwen3", "Qwen3"))},
+        ("qwen3", "Qwen3"), ("llama3_1", "Llama3"))},
 }
 
 # backbones only a head needs: VGG's 7x7 head conv wants at least a 7x7 feature map

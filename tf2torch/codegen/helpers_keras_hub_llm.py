@@ -3,6 +3,8 @@ files: RMS norm, rotary embedding, grouped-query attention with Keras-shaped Ein
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -25,11 +27,26 @@ class KerasHubRotaryEmbedding(nn.Module):
     """keras-hub's rotary embedding over the last axis of (N, T, heads, dim) from position 0: inverse
     frequencies 1 / max_wavelength^(2i/dim) (Llama's form; ``reciprocal=False``: max_wavelength^(-2i/dim)
     divided by ``scaling_factor``, the base RotaryEmbedding's), angles repeated for the two halves;
-    x * cos + rotate_half(x) * sin."""
+    x * cos + rotate_half(x) * sin. ``smoothing``: Llama 3.1's (frequency_adjustment_factor,
+    low_freq_factor, high_freq_factor, pretraining_sequence_length), see ``smooth``."""
 
-    def __init__(self, max_wavelength=10000, scaling_factor=1.0, reciprocal=True):
+    def __init__(self, max_wavelength=10000, scaling_factor=1.0, reciprocal=True, smoothing=None):
         super().__init__()
         self.max_wavelength, self.scaling_factor, self.reciprocal = max_wavelength, scaling_factor, reciprocal
+        self.smoothing = smoothing
+
+    def smooth(self, inverse):
+        """LlamaRotaryEmbedding's float32 steps: wavelengths 2*pi/f above length/low_freq_factor divided by
+        the adjustment factor, those between length/high_freq_factor and that bound blended linearly in
+        length/wavelength between divided and unchanged, shorter ones unchanged."""
+        factor, low, high, length = self.smoothing
+        wavelength = 2 * math.pi / inverse
+        inverse = torch.where(wavelength > length / low, inverse / factor, inverse)
+        blend = (length / wavelength - low) / (high - low)
+        # keras-hub blends the values after the division above (unchanged in the medium band it is used for)
+        blended = (1 - blend) * (inverse / factor) + blend * inverse
+        medium = (wavelength >= length / high) & (wavelength <= length / low)
+        return torch.where(medium, blended, inverse)
 
     def forward(self, x):
         dim, steps = x.shape[-1], x.shape[1]
@@ -38,6 +55,8 @@ class KerasHubRotaryEmbedding(nn.Module):
             inverse = 1.0 / (self.max_wavelength ** exponent)
         else:
             inverse = (float(self.max_wavelength) ** -exponent) / self.scaling_factor
+        if self.smoothing is not None:
+            inverse = self.smooth(inverse)
         angles = torch.arange(steps, dtype=torch.float32, device=x.device)[:, None] * inverse[None, :]
         angles = torch.cat((angles, angles), dim=-1)[None, :, None, :]  # (1, T, 1, dim)
         first, second = x.chunk(2, dim=-1)
@@ -69,11 +88,13 @@ class KerasHubLlamaDecoder(nn.Module):
     rotary query and key (Qwen3, ``qk_norm``: each head RMS-normalised first), each key/value head repeated
     for its query heads, scores scaled by
     1/sqrt(head_dim) after the product, causal (and, with ``sliding_window``, banded) and padding
-    masks as keras-hub merges them. MLP: down(up(x) * silu(gate(x))).
+    masks as keras-hub merges them. MLP: down(up(x) * silu(gate(x))). ``rope_smoothing``: Llama 3.1's
+    rotary frequency smoothing (``KerasHubRotaryEmbedding``).
     """
 
     def __init__(self, hidden, intermediate, num_query_heads, num_key_value_heads, head_dim, epsilon,
-                 max_wavelength=10000, scaling_factor=1.0, reciprocal=True, sliding_window=None, qk_norm=False):
+                 max_wavelength=10000, scaling_factor=1.0, reciprocal=True, sliding_window=None, qk_norm=False,
+                 rope_smoothing=None):
         super().__init__()
         u, v, h, m = num_query_heads, num_key_value_heads, head_dim, hidden
         self.repeats, self.scale, self.sliding_window = u // v, 1.0 / head_dim ** 0.5, sliding_window
@@ -81,7 +102,7 @@ class KerasHubLlamaDecoder(nn.Module):
         self.key_kernel = nn.Parameter(torch.zeros(m, v, h))
         self.value_kernel = nn.Parameter(torch.zeros(m, v, h))
         self.output_kernel = nn.Parameter(torch.zeros(u, h, m))
-        self.rotary = KerasHubRotaryEmbedding(max_wavelength, scaling_factor, reciprocal)
+        self.rotary = KerasHubRotaryEmbedding(max_wavelength, scaling_factor, reciprocal, rope_smoothing)
         self.query_norm = KerasHubRMSNorm(head_dim, epsilon) if qk_norm else nn.Identity()
         self.key_norm = KerasHubRMSNorm(head_dim, epsilon) if qk_norm else nn.Identity()
         self.self_attention_norm = KerasHubRMSNorm(hidden, epsilon)

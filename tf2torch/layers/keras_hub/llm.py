@@ -34,17 +34,39 @@ def rms_norm(ctx: Ctx) -> Converted:
     return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", weight, w[weight]),), helpers=(helper,))
 
 
-def _rope(ctx: Ctx) -> tuple[float, bool]:
-    """(scaling factor, Llama's reciprocal form) of the block's rotary embedding."""
+_SMOOTHING = ("rope_frequency_adjustment_factor", "rope_low_freq_factor", "rope_high_freq_factor",
+              "rope_pretraining_sequence_length")
+
+
+def _positive(ctx: Ctx, key: str) -> float:
+    value = ctx.config.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ctx.unsupported(f"config {key!r} should be a positive number, found {value!r}")
+    return float(value)
+
+
+def _rope(ctx: Ctx) -> tuple[float, bool, tuple[float, ...] | None]:
+    """(scaling factor, Llama's reciprocal form, Llama 3.1's frequency smoothing) of the block's rotary
+    embedding."""
     scaling = cfg_float(ctx, "rope_scaling_factor", 1.0)
-    if ctx.layer.class_name == _LLAMA:
-        llama3 = [k for k in ("rope_frequency_adjustment_factor", "rope_low_freq_factor", "rope_high_freq_factor",
-                              "rope_pretraining_sequence_length") if ctx.config.get(k) is not None]
-        if llama3 or scaling != 1.0:
-            raise ctx.unsupported(f"rotary frequency scaling ({', '.join(llama3) or 'rope_scaling_factor'}) is not "
-                                  "supported yet")
-        return 1.0, True
-    return scaling, False
+    if ctx.layer.class_name != _LLAMA:
+        return scaling, False, None
+    if scaling != 1.0:
+        # keras-hub 0.32's LlamaRotaryEmbedding replaces the base class's inverse frequencies (which divide by
+        # the factor) and so ignores it, while earlier releases divided the positions by it: what such a file
+        # computes depends on the keras-hub release that loads it
+        raise ctx.unsupported(f"rope_position_scaling_factor={scaling} (keras-hub 0.32 ignores it for Llama, "
+                              "earlier releases scaled the positions by it)")
+    given = [k for k in _SMOOTHING if ctx.config.get(k) is not None]
+    if not given:
+        return 1.0, True, None
+    if len(given) < len(_SMOOTHING):  # keras-hub's LlamaRotaryEmbedding refuses these too
+        raise ctx.unsupported(f"rotary smoothing with only {', '.join(given)} set: keras-hub needs all of "
+                              f"{', '.join(_SMOOTHING)} or none")
+    factor, low, high, length = (_positive(ctx, k) for k in _SMOOTHING)
+    if high <= low:  # keras-hub's smooth factor divides by high - low
+        raise ctx.unsupported(f"rope_high_freq_factor={high} is not above rope_low_freq_factor={low}")
+    return 1.0, True, (factor, low, high, length)
 
 
 @converter(_LLAMA, _MISTRAL, _QWEN3, wants="keras")
@@ -57,7 +79,7 @@ def llama_decoder(ctx: Ctx) -> Converted:
     head = cfg_int(ctx, "head_dim") if ctx.config.get("head_dim") is not None else hidden // q_heads
     if q_heads % kv_heads:
         raise ctx.unsupported(f"num_query_heads={q_heads} is not a multiple of num_key_value_heads={kv_heads}")
-    scaling, reciprocal = _rope(ctx)
+    scaling, reciprocal, smoothing = _rope(ctx)
     window = {_MISTRAL: ctx.config.get("sliding_window"), _QWEN3: ctx.config.get("sliding_window_size")}.get(
         ctx.layer.class_name) or None  # Qwen3: 0 / None mean no window
     qk_norm = ctx.layer.class_name == _QWEN3
@@ -82,6 +104,8 @@ def llama_decoder(ctx: Ctx) -> Converted:
     for key, value in kwargs[:1] + kwargs[3:4]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise ctx.unsupported(f"config {key!r} should be a positive number, found {value!r}")
+    if smoothing is not None:
+        kwargs += (("rope_smoothing", smoothing),)
     module = Module("KerasHubLlamaDecoder", (hidden, inner, q_heads, kv_heads, head, cfg_float(ctx, "layer_norm_epsilon")),
                     kwargs)
     call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"

@@ -1,10 +1,11 @@
 """keras-hub's Llama-style decoder-only LMs: a token embedding, pre-norm decoder blocks (RMS norms, rotary
-grouped-query attention, a SiLU-gated MLP) fed the padding mask, and a final RMS norm. Llama, Mistral
-(a sliding attention window, an optional head size) and Qwen3 (per-head query/key RMS norms).
+grouped-query attention, a SiLU-gated MLP) fed the padding mask, and a final RMS norm. Llama (and Llama 3,
+the same class under another name; Llama 3.1's rotary frequency smoothing), Mistral (a sliding attention
+window, an optional head size) and Qwen3 (per-head query/key RMS norms).
 
-Written from keras-hub 0.32's ``llama/llama_backbone.py``, ``mistral/mistral_backbone.py`` and
-``qwen3/qwen3_backbone.py``. Llama 3.1's
-frequency smoothing (``rope_low_freq_factor`` …) and rope scaling other than 1 are refused by the converter.
+Written from keras-hub 0.32's ``llama/llama_backbone.py``, ``llama3/llama3_backbone.py``,
+``mistral/mistral_backbone.py`` and ``qwen3/qwen3_backbone.py``. Llama's rope_position_scaling_factor other
+than 1 is refused by the converter (``layers/keras_hub/llm.py`` says why).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _decoder_lm(args: Args, block: str, norm: str, block_config: dict[str, Any],
     return g.model(args.class_name, x)
 
 
-@builds("LlamaBackbone")
+@builds("LlamaBackbone", "Llama3Backbone")  # Llama3Backbone subclasses LlamaBackbone and adds nothing
 def llama(args: Args) -> dict[str, Any]:
     # LlamaTransformerDecoder saves the backbone's rope_position_scaling_factor as rope_scaling_factor
     rope = {"rope_scaling_factor": args.number("rope_position_scaling_factor", 1.0),

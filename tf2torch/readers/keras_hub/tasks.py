@@ -150,7 +150,7 @@ def token_text_classifier(args: Args) -> dict[str, Any]:
 
 # OPTCausalLM is not built: its token embedding is a sublayer of TokenAndPositionEmbedding, whose module
 # the generated reverse call cannot share yet (refused by name, as a class with no builder)
-@builds("GPT2CausalLM", "LlamaCausalLM", "MistralCausalLM", "GemmaCausalLM", "Qwen3CausalLM")
+@builds("GPT2CausalLM", "LlamaCausalLM", "Llama3CausalLM", "MistralCausalLM", "GemmaCausalLM", "Qwen3CausalLM")
 def causal_lm(args: Args) -> dict[str, Any]:
     """The backbone's hidden states through its own token embedding, reversed: the logits (the tied
     embedding, or Llama's separate output matrix, as the backbone's ReversibleEmbedding holds them).
