@@ -91,6 +91,44 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         stackwise_block_types=["v1", "v1"], stackwise_force_input_filters=[0, 0], stackwise_nores_option=[False, False],
         dropout=0.2, min_depth=None, use_depth_divisor_as_min_depth=True, input_shape=(32, 32, 3))),  # num_features is
     # not saved by keras-hub 0.32 (a file saved with another value does not reload in keras-hub either)
+    # EfficientNetV2 (rw_s/rw_m): fused blocks (expand 1 with residuals, then expand 4 strided), unfused with SE;
+    # the 5x5 stride-2 depthwise conv on 8x8 pads asymmetrically (TF "same")
+    "efficientnet_v2": ("EfficientNetBackbone", dict(
+        stackwise_width_coefficients=[1.0] * 4, stackwise_depth_coefficients=[1.0] * 4,
+        stackwise_kernel_sizes=[3, 3, 5, 3], stackwise_num_repeats=[2, 2, 2, 1], stackwise_input_filters=[8, 8, 16, 16],
+        stackwise_output_filters=[8, 16, 16, 24], stackwise_expansion_ratios=[1, 4, 4, 6],
+        stackwise_squeeze_and_excite_ratios=[0, 0, 0.25, 0.25], stackwise_strides=[1, 2, 2, 1],
+        stackwise_block_types=["fused", "fused", "unfused", "unfused"], stackwise_force_input_filters=[0] * 4,
+        activation="silu", input_shape=(32, 32, 3))),
+    # EdgeTPU (el/em/es, timm's rounding): relu, a forced input width (block1a's conv takes the stem's 16 channels,
+    # input_filters 24 sets its expansion), an odd size into the stride-2 "same" depthwise conv, an unfused
+    # expand-1 block (k x k projection); nores=True is left out: keras-hub 0.32 does not save it
+    "efficientnet_edgetpu": ("EfficientNetBackbone", dict(
+        stackwise_width_coefficients=[1.2] * 4, stackwise_depth_coefficients=[1.0] * 4,
+        stackwise_kernel_sizes=[3, 3, 5, 3], stackwise_num_repeats=[1, 2, 2, 1], stackwise_input_filters=[8, 8, 16, 16],
+        stackwise_output_filters=[8, 16, 16, 16], stackwise_expansion_ratios=[4, 4, 4, 1],
+        stackwise_squeeze_and_excite_ratios=[0] * 4, stackwise_strides=[1, 2, 2, 1],
+        stackwise_block_types=["fused", "fused", "unfused", "unfused"], stackwise_force_input_filters=[20, 0, 0, 0],
+        min_depth=None, use_depth_divisor_as_min_depth=True, cap_round_filter_decrease=True, dropout=0,
+        activation="relu", input_shape=(34, 34, 3))),
+    # EfficientNetV2 rw_t: a cba stack, fused expand-1 blocks with SE and their projection activation, unfused
+    # with SE; "swish" as saved, another BatchNorm epsilon and momentum, the stem's "same" padding
+    "efficientnet_cba": ("EfficientNetBackbone", dict(
+        stackwise_width_coefficients=[0.8] * 3, stackwise_depth_coefficients=[0.9] * 3, stackwise_kernel_sizes=[3, 3, 3],
+        stackwise_num_repeats=[2, 3, 2], stackwise_input_filters=[16, 16, 24], stackwise_output_filters=[16, 24, 32],
+        stackwise_expansion_ratios=[1, 1, 4], stackwise_squeeze_and_excite_ratios=[0, 0.25, 0.25],
+        stackwise_strides=[1, 2, 2], stackwise_block_types=["cba", "fused", "unfused"],
+        stackwise_force_input_filters=[0] * 3, activation="swish", projection_activation="relu",
+        batch_norm_epsilon=1e-3, batch_norm_momentum=0.99, include_stem_padding=False, stem_conv_padding="same",
+        input_shape=(32, 32, 3))),
+    # EfficientNet-lite0: v1 blocks, relu6, no SE, timm's rounding
+    "efficientnet_lite": ("EfficientNetBackbone", dict(
+        stackwise_width_coefficients=[1.0] * 3, stackwise_depth_coefficients=[1.0] * 3, stackwise_kernel_sizes=[3, 3, 5],
+        stackwise_num_repeats=[1, 2, 1], stackwise_input_filters=[8, 8, 16], stackwise_output_filters=[8, 16, 24],
+        stackwise_expansion_ratios=[1, 6, 6], stackwise_squeeze_and_excite_ratios=[0] * 3, stackwise_strides=[1, 2, 2],
+        stackwise_block_types=["v1"] * 3, stackwise_force_input_filters=[0] * 3, min_depth=None,
+        use_depth_divisor_as_min_depth=True, cap_round_filter_decrease=True, activation="relu6", dropout=0,
+        input_shape=(32, 32, 3))),
     "mit": ("MiTBackbone", dict(layerwise_depths=[1, 2], num_layers=2, layerwise_num_heads=[1, 2],
                                 layerwise_sr_ratios=[2, 1], max_drop_path_rate=0.1, layerwise_patch_sizes=[7, 3],
                                 layerwise_strides=[4, 2], image_shape=(32, 32, 3), hidden_dims=[8, 16])),

@@ -38,6 +38,13 @@ TASKS: dict[str, tuple[str, dict[str, Any], str]] = {
     "vgg_classifier": ("VGGImageClassifier", dict(num_classes=3, pooling_hidden_dim=6), "vgg_32"),
     "vgg_classifier_flatten": ("VGGImageClassifier", dict(num_classes=3, pooling="flatten", pooling_hidden_dim=6,
                                                           activation="softmax"), "vgg"),
+    # (named: keras-hub names the head's pool, flatten and dropout after the name the Task is given, and a reload
+    # after the name it was saved under, which for an unnamed Task is another; none of them has weights)
+    "hgnetv2_classifier": ("HGNetV2ImageClassifier", dict(num_classes=3, head_filters=12, name="hgnetv2_classifier"),
+                           "hgnetv2_lab"),
+    "hgnetv2_classifier_max": ("HGNetV2ImageClassifier", dict(num_classes=3, pooling="max", dropout=0.1,
+                                                              name="hgnetv2_classifier"), "hgnetv2_ssld_like"),
+    "hgnetv2_features": ("HGNetV2ImageClassifier", dict(num_classes=0, name="hgnetv2_classifier"), "hgnetv2_lab"),
     "cspnet_classifier": ("CSPNetImageClassifier", dict(num_classes=3), "cspnet_cs3"),
     "mobilenet_classifier": ("MobileNetImageClassifier", dict(num_classes=3, num_features=16), "mobilenet_v3_small"),
     **{f"{case}_causal_lm": (f"{cls}CausalLM", {}, case) for case, cls in (

@@ -15,7 +15,7 @@ import numpy as np
 from ...map import layouts
 from ...spec import Variable
 from ..base import Converted, Ctx, Module, Op, Param, TensorInfo
-from ..common import cfg_bool, cfg_str, channels_last, param
+from ..common import cfg_bool, cfg_int, cfg_str, channels_last, param
 from ..registry import converter
 from .common import HUB, sublayer_weights
 
@@ -92,13 +92,14 @@ def _params(ctx: Ctx, units: list[Unit]) -> tuple[Param, ...]:
         for part in ("convolution", "normalization", *(("lab",) if u.lab else ())):
             _check(ctx, u.keras + "/" + part, group(u, part), shapes[part])
         (kernel,), (gamma, beta, mean, var) = group(u, "convolution"), group(u, "normalization")
-        out += [param("", f"{u.torch}.conv.weight", kernel, "conv2d"), param("", f"{u.torch}.bn.weight", gamma),
-                param("", f"{u.torch}.bn.bias", beta), param("", f"{u.torch}.bn.running_mean", mean),
-                param("", f"{u.torch}.bn.running_var", var),
-                Param("", f"{u.torch}.bn.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
+        t = f"{u.torch}." if u.torch else ""  # (a unit called on its own is the module itself)
+        out += [param("", f"{t}conv.weight", kernel, "conv2d"), param("", f"{t}bn.weight", gamma),
+                param("", f"{t}bn.bias", beta), param("", f"{t}bn.running_mean", mean),
+                param("", f"{t}bn.running_var", var),
+                Param("", f"{t}bn.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
         if u.lab:
             scale, bias = group(u, "lab")
-            out += [param("", f"{u.torch}.lab.scale", scale), param("", f"{u.torch}.lab.bias", bias)]
+            out += [param("", f"{t}lab.scale", scale), param("", f"{t}lab.bias", bias)]
     return tuple(out)
 
 
@@ -175,3 +176,21 @@ def hgnetv2_encoder(ctx: Ctx) -> Converted:
                "KerasHubHGNetV2BasicLayer", "KerasHubHGNetV2Stage", "KerasHubHGNetV2Encoder")
     return Converted((Op("{m}({x})", module),), tuple(states), _params(ctx, list(_encoder_units(stages, c, lab))),
                      helpers=helpers)
+
+
+@converter(HUB + "HGNetV2ConvLayer", wants="cf")
+def hgnetv2_conv_layer(ctx: Ctx) -> Converted:
+    """One conv unit called on its own (HGNetV2ImageClassifier's ``head_last``)."""
+    h, w, c = _image(ctx)
+    cout, kernel, stride, groups = (cfg_int(ctx, k) for k in ("out_channels", "kernel_size", "stride", "groups"))
+    act = ctx.config.get("activation")
+    if act is not None:
+        act = cfg_str(ctx, "activation", choices=ACTIVATIONS)
+    lab = cfg_bool(ctx, "use_learnable_affine_block", False)
+    if c % groups or cout % groups:  # in_channels is only recorded: the conv takes the tensor's
+        raise ctx.unsupported(f"{groups} groups for {c} -> {cout} channels (keras-hub cannot build it either)")
+    params = _params(ctx, [Unit("", "", c, cout, kernel, groups, lab)])  # the unit's own sublayers, no prefix
+    module = Module("KerasHubHGNetV2ConvLayer", (c, cout, kernel, stride, groups, act, lab))
+    out = TensorInfo((_out(h, kernel, stride), _out(w, kernel, stride), cout), "cf")
+    return Converted((Op("{m}({x})", module),), (out,), params,
+                     helpers=("KerasHubHGNetV2LearnableAffineBlock", "KerasHubHGNetV2ConvLayer"))

@@ -221,3 +221,30 @@ def vgg_classifier(args: Args) -> dict[str, Any]:
     entry = {"module": "keras", "class_name": "Sequential", "registered_name": None,
              "config": {"name": "head", "trainable": True, "dtype": g.dtype, "layers": layers}}
     return head.model(g.model_layer(entry, head.out, mask=None))
+
+
+@builds("HGNetV2ImageClassifier")
+def hgnetv2_classifier(args: Args) -> dict[str, Any]:
+    """HGNetV2's head on the last stage's features: a 1x1 conv unit (ReLU, the backbone's affine-block
+    choice) to head_filters, a global pool, flatten, dropout, then the logits (an Identity when
+    num_classes is 0). Its pool, flatten and dropout are named after the Task, as keras-hub's reload of the
+    file names them (the saved name; a Task first built unnamed named them "hgnetv2_image_classifier_…",
+    which only changes names: they hold no weights)."""
+    head, name = Head(args), args.name
+    last = f"stage{len(head.backbone_arg('stackwise_stage_filters') or [])}"  # backbone.stage_names[-1]
+    x = head.output(last)
+    filters = args.raw("head_filters")
+    filters = head.backbone_arg("hidden_sizes")[-1] if filters is None else args.int("head_filters")
+    x = head.g.hub("HGNetV2ConvLayer", "head_last", {
+        "in_channels": head.backbone_arg("hidden_sizes")[-1], "out_channels": filters, "kernel_size": 1, "stride": 1,
+        "groups": 1, "activation": "relu", "data_format": "channels_last", "channel_axis": -1,
+        "use_learnable_affine_block": bool(head.backbone_arg("use_learnable_affine_block"))}, x)
+    pooling = args.str("pooling", "avg", ("avg", "max"))
+    x = head.g.layer("GlobalAveragePooling2D" if pooling == "avg" else "GlobalMaxPooling2D", f"{name}_{pooling}_pool",
+                     {"data_format": "channels_last", "keepdims": False}, x)
+    x = head.g.layer("Flatten", f"{name}_flatten", {"data_format": "channels_last"}, x)
+    x = head.dropout(f"{name}_output_dropout", x, args.number("dropout", 0.0))
+    classes, activation = args.int("num_classes", minimum=0), _activation(args)
+    if classes == 0:  # the pooled features (the activation is only the Dense's)
+        return head.model(head.g.layer("Identity", "predictions", {}, x))
+    return head.model(head.dense("predictions", x, classes, activation))
