@@ -50,11 +50,16 @@ TASKS: dict[str, tuple[str, dict[str, Any], str]] = {
     **{f"{case}_causal_lm": (f"{cls}CausalLM", {}, case) for case, cls in (
         ("gpt2", "GPT2"), ("llama", "Llama"), ("mistral", "Mistral"), ("gemma2", "Gemma"),
         ("qwen3", "Qwen3"), ("llama3_1", "Llama3"))},
+    **{f"{case}_masked_lm": (f"{cls}MaskedLM", {}, case) for case, cls in (
+        ("bert", "Bert"), ("albert", "Albert"), ("roberta", "Roberta"), ("distil_bert", "DistilBert"))},
+    "t5_seq2seq_lm": ("T5Seq2SeqLM", {}, "t5"),
+    "t5_untied_seq2seq_lm": ("T5Seq2SeqLM", {}, "t5_untied"),
 }
 
 # backbones only a head needs: VGG's 7x7 head conv wants at least a 7x7 feature map
 EXTRA = {"vgg_32": ("VGGBackbone", dict(stackwise_num_repeats=[1, 1], stackwise_num_filters=[4, 8],
-                                        image_shape=(32, 32, 3)))}
+                                        image_shape=(32, 32, 3))),
+         "t5_untied": ("T5Backbone", dict(CASES["t5"][1], tie_embedding_weights=False))}
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +75,10 @@ def tasks(tmp_path_factory):
             task = getattr(hub.models, class_name)(backbone=backbone, preprocessor=None, **kwargs)
             randomise(task, seed=1)
             inputs = model_inputs(backbone, seed=2)
+            # a masked LM's own input (the backbone has none): three fixed positions per sequence, one repeated,
+            # one negative (ops.take_along_axis counts it from the end)
+            if isinstance(task.input, dict) and "mask_positions" in task.input:
+                inputs["mask_positions"] = np.array([[1, 4, 6], [0, 0, 3], [6, 2, -1]], "int32")
             expected = np.asarray(task(inputs if len(inputs) > 1 else inputs["images"], training=False))
             path = tmp_path_factory.mktemp(name) / f"{name}.keras"
             task.save(path)
@@ -118,6 +127,21 @@ def test_the_task_graph_is_the_one_keras_hub_builds(saved):
         inner = next(e for e in ours["layers"] if e["name"] == backbone)["config"]
         reverse = next(e for e in inner["layers"] if e["name"] == "token_embedding")["inbound_nodes"][-1]
         assert reverse["kwargs"] == {"reverse": True} and [_tensors(reverse)[0]] == [tuple(inner["output_layers"][0])]
+    if name.endswith("seq2seq_lm"):  # T5's head (the scale, then the embedding reversed) is moved the same way
+        tied = task.backbone.tie_embedding_weights  # (tasks_lm.t5_seq2seq_lm)
+        moved = [theirs["layers"].pop() for _ in range(1 + tied)][::-1]
+        assert [e["class_name"] for e in moved] == ["Multiply"] * tied + ["ReversibleEmbedding"]
+        assert theirs["output_layers"] == ["token_embedding", 0, 0]
+        theirs["output_layers"] = [backbone, 1, 2]  # its third output, "logits" (sorted after the other two)
+        inner = next(e for e in ours["layers"] if e["name"] == backbone)["config"]
+        reverse = next(e for e in inner["layers"] if e["name"] == "token_embedding")["inbound_nodes"][-1]
+        assert reverse["kwargs"] == {"reverse": True} and inner["output_layers"]["logits"][0] == "token_embedding"
+        x = _tensors(reverse)[0]
+        if tied:
+            scale = next(e for e in inner["layers"] if e["name"] == x[0])["inbound_nodes"][0]
+            assert scale["args"][1] == moved[0]["inbound_nodes"][0]["args"][1]  # the same float32 constant
+            x = _tensors(scale)[0]
+        assert x == tuple(inner["output_layers"]["decoder_sequence_output"])
     # op layers and unnamed inputs are named by a process-wide counter: paired by position
     rename = {t["name"]: o["name"] for o, t in zip(ours["layers"], theirs["layers"])
               if str(t.get("module")).startswith("keras.src.ops") or t["class_name"] == "InputLayer" or o.get(AUTO_NAMED)}
@@ -131,6 +155,13 @@ def test_the_task_graph_is_the_one_keras_hub_builds(saved):
         if o["class_name"] == type(task.backbone).__name__:  # its own graph is checked by test_keras_hub.py
             assert o["registered_name"] == t["registered_name"]
             continue
+        if o["class_name"] == "MaskedLMHead":  # keras-hub saves a copy of the token embedding's config in the head;
+            # the builder writes where that layer (which Keras saves once, with the backbone) is: tasks_lm.py
+            shared = o["config"]["token_embedding"]["shared"]
+            layer = task.backbone.get_layer(shared[1])
+            assert shared[0] == backbone and (getattr(layer, shared[2]) if len(shared) == 3 else layer) is \
+                task.backbone.token_embedding is task.get_layer("mlm_head").token_embedding
+            o = {**o, "config": {k: v for k, v in o["config"].items() if k != "token_embedding"}}
         assert_same_config(o, t)
     for key in ("input_layers", "output_layers"):
         named = json.dumps(theirs[key], sort_keys=True)
@@ -155,6 +186,16 @@ def test_the_generated_task_computes_keras_hubs_outputs(saved):
     rel = float(np.abs(got - expected).max() / np.abs(expected).max())
     print(f"{name}: max relative error {rel:.2e}")
     assert got.shape == expected.shape and rel <= 1e-4, (name, rel)
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(TASKS) if n.endswith("_masked_lm")])
+def test_a_masked_lm_head_calls_the_backbones_embedding(tasks, name):
+    """The tied embedding is one weight in the generated model, as in keras-hub's: not a copy in the head."""
+    task, path, _, _ = tasks(name)
+    model, _ = convert_in_memory(path)
+    table = tuple(task.backbone.token_embedding.embeddings.shape)
+    assert [tuple(p.shape) for p in model.parameters()].count(table) == 1
+    assert table not in [tuple(p.shape) for p in model.mlm_head.parameters()]
 
 
 def test_a_task_with_no_builder_is_refused_by_name(tasks, tmp_path):
@@ -198,3 +239,17 @@ def test_a_task_around_a_backbone_tf2torch_does_not_build_is_refused_by_name(tas
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "backbone 'keras_hub>XceptionBackbone'" in result.stderr
     assert "--weights-only" in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_masked_lm_head_outside_a_masked_lm_task_is_refused(tmp_path):
+    """A MaskedLMHead in a plain Functional model holds its own output kernel (or embedding): not converted."""
+    import keras
+
+    hub = keras_hub()
+    x, positions = keras.Input((7, 8)), keras.Input((3,), dtype="int32")
+    path = tmp_path / "head.keras"
+    keras.Model([x, positions], hub.layers.MaskedLMHead(vocabulary_size=50)(x, positions)).save(path)
+    result = CliRunner().invoke(main, ["convert", str(path), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "only the head of a keras-hub MaskedLM task" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (registration)
     pool,
     reshape,
     rnn,
+    rnn_cell,
     tf_array,
     wrappers,
 )

@@ -60,6 +60,9 @@ class Op:
     expr: str
     module: Module | None = None
     suffix: str = ""  # attribute name suffix: "" for the layer's main module, "pad", "act", ...
+    # ``{s}``: the module of another layer this op calls, by Keras layer names from this model down through
+    # nested models (("bert_backbone", "token_embedding")): a layer Keras shares with a sublayer of this one
+    shares: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

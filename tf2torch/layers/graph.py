@@ -73,6 +73,9 @@ class GraphConverter:
         self.options = options
         self.class_names = Namespace()
         self.out = Generated()
+        # (class prefix, Keras layer) -> the attribute of its main module or nested model in that class,
+        # for an op that calls another layer's module (Op.shares)
+        self._owned: dict[tuple[str, str], str] = {}
 
     def convert(self, graph: GraphSpec) -> Generated:
         wants = self._first_consumer_wants(graph)
@@ -160,6 +163,8 @@ class GraphConverter:
 
     def _call(self, cls: ClassDef, attrs: Namespace | ScopedNamespace, local: Namespace, layer: LayerSpec, index: int,
               args: list[Value], state: _LayerState, prefix: str) -> list[Value]:
+        if layer.calls[index].kwargs.get("training") is True:
+            self._training_call(layer)
         if layer.graph is not None:
             return self._nested(cls, attrs, local, layer, args, state, prefix)
         reg = lookup(layer)
@@ -170,13 +175,16 @@ class GraphConverter:
                                    "masks, which Keras combines and tf2torch does not; remove a mask")
         if layer.class_name == "MultiHeadAttention" and mask:
             masks.check_attention_reads(self._readers, layer, index)
-        if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and layer.class_name not in masks.USE:
+        if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and \
+                layer.class_name not in masks.USE | masks.UNUSED_AT_INFERENCE:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) is called with a Keras mask, which "
                                    "tf2torch does not apply there; remove the mask, or port this layer by hand")
-        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE and \
-                masks.ends_here(self._readers, layer, index, self.options.keras_version):
+        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE and (
+                layer.class_name in masks.DROP
+                or masks.ends_here(self._readers, layer, index, self.options.keras_version)):
             # Keras 3 records a mask as mask= arguments for the layers that take one: past a layer that neither
-            # takes nor reads it, only an attention downstream (which reads masks itself) could still see it
+            # takes nor reads it, only an attention downstream (which reads masks itself) could still see it;
+            # a DROP layer's output has no mask in either Keras, so not even an attention does
             mask, args = "", [dataclasses.replace(a, info=dataclasses.replace(a.info, mask="")) for a in args]
         if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE:
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) receives a Keras mask (from "
@@ -194,6 +202,8 @@ class GraphConverter:
                 if op.suffix not in state.attrs:
                     base = layer.name if not op.suffix else f"{layer.name}_{op.suffix}"
                     state.attrs[op.suffix] = attrs.create(base, "layer")
+                    if not op.suffix:
+                        self._owned[(prefix, layer.name)] = state.attrs[op.suffix]
                     state.ctors[op.suffix] = ctor
                     cls.modules.append((state.attrs[op.suffix], ctor))
                     if len(state.attrs) == 1:  # one comment per layer, above its first module
@@ -207,7 +217,7 @@ class GraphConverter:
                 tmp = local.create(layer.name, "t")
                 cls.lines.append(f"{tmp} = {x}")
                 x = tmp
-            x = op.expr.format(*exprs, m=m, x=x)
+            x = op.expr.format(*exprs, m=m, x=x, s=self._shared(op.shares, prefix, layer) if op.shares else "")
             if len(x) > _SPLIT_AT and n < len(conv.ops) - 1:
                 tmp = local.create(layer.name, "t")
                 cls.lines.append(f"{tmp} = {x}")
@@ -265,6 +275,7 @@ class GraphConverter:
                 state: _LayerState, prefix: str) -> list[Value]:
         if state.nested is None and layer.graph is not None:
             attr = attrs.create(layer.name, "block")
+            self._owned[(prefix, layer.name)] = attr
             infos = [a.info for a in args]
             outs = self._graph_class(layer.graph, f"{prefix}{attr}.", infos, top=False)
             cls.modules.append((attr, f"{self.out.classes[-1].name}()"))  # the class just generated
@@ -279,6 +290,32 @@ class GraphConverter:
         names = [local.create(layer.name if len(outs) == 1 else f"{layer.name}_{j}", "t") for j in range(len(outs))]
         cls.lines.append(f"{', '.join(names)} = self.{attr}({', '.join(exprs)})")
         return [Value(n, i) for n, i in zip(names, outs, strict=True)]
+
+    def _training_call(self, layer: LayerSpec) -> None:
+        """A call recorded as ``layer(x, training=True)``. tf_keras honours it in every run, predict included
+        (dropout, noise, batch statistics stay on): refused. Keras 3's predict and call(training=False)
+        override it with the model's own training=False, which the converted model computes: a note."""
+        if self.options.keras_version == 2:
+            raise UnsupportedError(
+                f"layer {layer.name!r} ({layer.class_name}) is called with training=True: tf_keras computes its "
+                "training behaviour there (dropout, batch statistics, augmentation) even in predict, which the "
+                "converted model does not; save the model without training=True")
+        self.out.notes.append(f"{layer.name}: recorded as called with training=True, which Keras 3's predict and "
+                              "call(training=False) override, as the converted model does (a call without "
+                              "training= would honour it)")
+
+    def _shared(self, path: tuple[str, ...], prefix: str, layer: LayerSpec) -> str:
+        """``self.<attr>…`` of the module another layer owns, named by Keras layer names from this model down
+        through nested ones: keras-hub's MaskedLMHead calls its backbone's token embedding (one Keras object,
+        saved once, with the backbone), so the generated head calls that one module."""
+        where = prefix
+        for name in path:
+            attr = self._owned.get((where, name))
+            if attr is None:
+                raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) calls layer {'/'.join(path)!r}, "
+                                       "which this model does not convert before it")
+            where = f"{where}{attr}."
+        return "self." + where[len(prefix):-1]
 
 
 def _key(ref: TensorRef) -> tuple[str, int, int]:

@@ -5,7 +5,9 @@
 it on; the recurrent layers use it (``KerasMaskedRNN``: masked steps carry state and output), and so does
 MultiHeadAttention (Keras 3 reads the query's and value's masks even though its config does not say so). A masked
 tensor reaching any other layer (a pooling or attention layer Keras would compute masked) is refused by
-name: computing it unmasked would give other numbers with no error.
+name: computing it unmasked would give other numbers with no error. Layers that neither support masking
+nor take a mask (``DROP``: Conv1D, max pooling, ...) end it, in both Keras versions; BatchNormalization
+takes Keras 3's ``mask=`` but uses it only for its training statistics.
 """
 
 from __future__ import annotations
@@ -23,10 +25,22 @@ CARRY = frozenset({
 })
 # Their converters read the mask (MultiHeadAttention: the query's and value's, as Keras 3 does; its output
 # keeps the query's mask; GlobalAveragePooling1D: the mean over the unmasked steps).
-USE = frozenset({"LSTM", "GRU", "SimpleRNN", "Bidirectional", "MultiHeadAttention", "GlobalAveragePooling1D",
+USE = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "MultiHeadAttention", "GlobalAveragePooling1D",
                  "GlobalAvgPool1D"})
+# Layers that neither support masking nor take a mask, in Keras 3 and tf_keras alike (supports_masking False,
+# no `mask` in call): Keras computes them unmasked and their outputs carry no mask (tf_keras drops it
+# silently, Keras 3 with a warning), so no layer after them sees it, an attention included.
+DROP = frozenset({
+    "Conv1D", "SeparableConv1D", "DepthwiseConv1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
+    "AvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Flatten",
+})
+# Layers whose call takes Keras 3's mask= and uses it only when training (BatchNormalization: the masked
+# batch moments); at inference they compute as if unmasked, and keep the mask on (CARRY).
+UNUSED_AT_INFERENCE = frozenset({"BatchNormalization"})
 # Layers that read their inputs' Keras masks themselves in Keras 3 (no mask= argument recorded for them).
-IMPLICIT_READERS = frozenset({"MultiHeadAttention", "GroupQueryAttention"})
+# Attention and AdditiveAttention take a list, so Keras records no mask= for them, yet fills it in from the
+# tensors' masks when the model runs: a masked one changes its outputs (checked against Keras in the tests).
+IMPLICIT_READERS = frozenset({"MultiHeadAttention", "GroupQueryAttention", "Attention", "AdditiveAttention"})
 
 
 def reads_implicitly(class_name: str) -> bool:
@@ -77,6 +91,7 @@ def check_attention_reads(readers: Readers, layer: Any, index: int) -> None:
         blocked = list(dict.fromkeys(
             other.name for other, j in readers.get((ref.layer, ref.node, ref.index), [])
             if (other.name, j) != (layer.name, index)
+            and other.class_name not in DROP  # computes the same with the mask or without
             and not (other.class_name in MERGE and layer.name in {r.layer for r in other.calls[j].inputs})))
         if blocked:
             raise UnsupportedError(

@@ -46,8 +46,6 @@ REFUSED: dict[str, tuple[str, str]] = {
     "STFTSpectrogram": ("its audio front end (STFT) is not converted yet", _NOT_YET),
     "SpectralNormalization": ("its power-iteration kernel normalization is not converted yet",
                               "save the model with the normalized kernel in a plain layer"),
-    "RNN": ("keras.layers.RNN over a cell is not converted yet",
-            "use the LSTM, GRU or SimpleRNN layer, which are converted"),
     # cells are run by an RNN layer, never called in a model's graph themselves
     "LSTMCell": ("a cell is converted inside the RNN layer that runs it", "save the RNN layer, not the cell"),
     "GRUCell": ("a cell is converted inside the RNN layer that runs it", "save the RNN layer, not the cell"),

@@ -148,6 +148,7 @@ def _load() -> None:  # the builders register themselves on import
         resnet,
         t5,
         tasks,
+        tasks_lm,
         vision,
         vit,
         whisper,
