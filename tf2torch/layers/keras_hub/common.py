@@ -9,6 +9,7 @@ never by position in the flat list.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ...spec import Variable
 from ..base import Ctx
@@ -41,3 +42,21 @@ def _common_prefix(paths: list[list[str]]) -> int:
     while all(len(p) > n and p[n] == paths[0][n] for p in paths):
         n += 1
     return n
+
+
+# the torch attribute of the sublayer a composite embedding's helper holds it under (KerasHubTokenAndPositionEmbedding)
+_SUBLAYERS = {"token_embedding": ".token_embedding"}
+
+
+def shared_module(ctx: Ctx, entry: Any) -> tuple[tuple[str, str], str] | None:
+    """Where a Task builder placed a layer keras-hub shares with its backbone (``{"shared": [backbone, layer]}``,
+    or ``[backbone, layer, "token_embedding"]`` inside a TokenAndPositionEmbedding): (the layer path
+    ``Op.shares`` resolves, the sublayer attribute after it), or None when ``entry`` names no shared layer."""
+    path = entry.get("shared") if isinstance(entry, Mapping) else None
+    if path is None:
+        return None
+    if not isinstance(path, list) or len(path) not in (2, 3) or not all(isinstance(p, str) and p for p in path) \
+            or (len(path) == 3 and path[2] not in _SUBLAYERS):
+        raise ctx.unsupported(f"shared layer {str(path)[:80]}: expected [model, layer] or [model, layer, "
+                              "'token_embedding']", "the file does not match its own config")
+    return (path[0], path[1]), _SUBLAYERS[path[2]] if len(path) == 3 else ""

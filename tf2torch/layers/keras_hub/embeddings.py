@@ -7,7 +7,7 @@ from ...readers.keras_calls import ARGS_KWARG
 from ..base import Converted, Ctx, Module, Op, TensorInfo
 from ..common import bind, cfg_bool, cfg_int, param
 from ..registry import converter
-from .common import HUB, sublayer_weights
+from .common import HUB, shared_module, sublayer_weights
 
 
 def _plain_call(ctx: Ctx, allowed: tuple[str, ...] = ()) -> None:
@@ -33,6 +33,13 @@ def reversible_embedding(ctx: Ctx) -> Converted:
     onto the vocabulary with the same module and weights."""
     reverse = ctx.call.kwargs.get("reverse") is True
     _plain_call(ctx, allowed=("reverse",))
+    shared = shared_module(ctx, ctx.config)
+    if shared is not None:  # a causal LM's reverse call of its backbone's embedding (readers/keras_hub/tasks.py)
+        if not reverse:
+            raise ctx.unsupported("a shared embedding called forwards", "the file does not match its own config")
+        vocab = cfg_int(ctx, "input_dim")
+        return Converted((Op(f"{{s}}{shared[1]}.reverse({{x}})", shares=shared[0]),),
+                         (TensorInfo((*ctx.x.shape[:-1], vocab)),))
     tie = _tied(ctx)
     vocab, dim = cfg_int(ctx, "input_dim"), cfg_int(ctx, "output_dim")
     cap = ctx.config.get("logit_soft_cap")

@@ -16,24 +16,20 @@ from typing import Any
 from ..base import Converted, Ctx, Module, Op, TensorInfo
 from ..common import cfg_float, cfg_int, param
 from ..registry import converter
-from .common import HUB, sublayer_weights
+from .common import HUB, shared_module, sublayer_weights
 from .encoder import activation_name, tensor_args
-
-# the torch attribute of the sublayer a composite embedding's helper holds it under (KerasHubTokenAndPositionEmbedding)
-_SUBLAYERS = {"token_embedding": ".token_embedding"}
 
 
 def _shared(ctx: Ctx) -> tuple[tuple[str, str], str]:
     """(the layer path ``Op.shares`` resolves, the sublayer attribute after it) of the tied embedding."""
     entry: Any = ctx.config.get("token_embedding")
-    path = entry.get("shared") if isinstance(entry, dict) else None
-    if not isinstance(path, list) or len(path) not in (2, 3) or not all(isinstance(p, str) and p for p in path) \
-            or (len(path) == 3 and path[2] not in _SUBLAYERS):
+    shared = shared_module(ctx, entry)
+    if shared is None:
         # a head with its own embedding (or none: an output kernel) is a MaskedLMHead used outside keras-hub's
         # MaskedLM tasks, whose tied weights the Task builders place
         raise ctx.unsupported(f"token_embedding {str(entry)[:80]}: only the head of a keras-hub MaskedLM task "
                               "(tied to its backbone's token embedding) is supported")
-    return (path[0], path[1]), _SUBLAYERS[path[2]] if len(path) == 3 else ""
+    return shared
 
 
 @converter(HUB + "MaskedLMHead", wants="keras")

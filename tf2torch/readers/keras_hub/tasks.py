@@ -148,28 +148,34 @@ def token_text_classifier(args: Args) -> dict[str, Any]:
     return head.model(head.dense("logits", x, args.int("num_classes"), _activation(args)))
 
 
-# OPTCausalLM is not built: its token embedding is a sublayer of TokenAndPositionEmbedding, whose module
-# the generated reverse call cannot share yet (refused by name, as a class with no builder)
-@builds("GPT2CausalLM", "LlamaCausalLM", "Llama3CausalLM", "MistralCausalLM", "GemmaCausalLM", "Qwen3CausalLM")
+# backbone -> where ``backbone.token_embedding`` is: its own layer, or a TokenAndPositionEmbedding's sublayer
+_TOKEN_EMBEDDING = {"OPTBackbone": ("embeddings", "TokenAndPositionEmbedding")}
+
+
+@builds("GPT2CausalLM", "OPTCausalLM", "LlamaCausalLM", "Llama3CausalLM", "MistralCausalLM", "GemmaCausalLM",
+        "Qwen3CausalLM")
 def causal_lm(args: Args) -> dict[str, Any]:
     """The backbone's hidden states through its own token embedding, reversed: the logits (the tied
     embedding, or Llama's separate output matrix, as the backbone's ReversibleEmbedding holds them).
 
     keras-hub calls ``backbone.token_embedding`` in the Task's graph, outside the backbone; Keras saves
-    that shared layer's weights once, inside the backbone. The call is written inside the backbone
-    instead (a second node of the same layer, as a second output), so the generated model has one
-    embedding module and one weight, and computes what the Task computes.
+    that shared layer's weights once, inside the backbone. The Task's layer is written as the place of
+    that layer in the graph (``{"shared": [...]}``): its converter calls the backbone's one module.
     """
     head = Head(args)
     config = head.backbone["config"]
-    embedding = next((e for e in config["layers"] if e["name"] == "token_embedding"), None)
-    hidden = config["output_layers"]
-    if embedding is None or embedding["class_name"] != "ReversibleEmbedding" or not isinstance(hidden, list) \
-            or not hidden or not isinstance(hidden[0], str):
-        raise args.fail("backbone", "a backbone with one output and a ReversibleEmbedding 'token_embedding'")
-    embedding["inbound_nodes"].append({"args": [Ref(*hidden).serialize()], "kwargs": {"reverse": True}})
-    config["output_layers"] = [hidden, ["token_embedding", len(embedding["inbound_nodes"]) - 1, 0]]
-    return head.model(Ref(head.out.layer, 0, 1))
+    name, class_name = _TOKEN_EMBEDDING.get(str(head.backbone.get("class_name")), ("token_embedding",
+                                                                                   "ReversibleEmbedding"))
+    owner = next((e for e in config["layers"] if e["name"] == name), None)
+    outputs = config["output_layers"]
+    if owner is None or owner["class_name"] != class_name or not isinstance(outputs, list) or not outputs \
+            or not isinstance(outputs[0], str):
+        raise args.fail("backbone", f"a backbone with one output and a {class_name} {name!r}")
+    path = [config["name"], name, *(("token_embedding",) if class_name != "ReversibleEmbedding" else ())]
+    vocabulary = owner["config"]["vocabulary_size" if class_name != "ReversibleEmbedding" else "input_dim"]
+    logits = head.g.layer("ReversibleEmbedding", "token_embedding", {"input_dim": vocabulary, "shared": path},
+                          head.out, reverse=True)
+    return head.model(logits)
 
 
 @builds("MobileNetImageClassifier")
