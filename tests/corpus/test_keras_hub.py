@@ -450,3 +450,14 @@ def test_a_hostile_layer_count_is_refused_without_building_it(models, tmp_path):
     result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "over 20000 layers" in result.stderr and "huge.keras" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["efficientnet", "cspnet_cs3", "hgnetv2_tanh"])
+def test_a_channels_first_image_backbone_is_refused(models, tmp_path, name: str):
+    """Built under image_data_format channels_first, keras-hub lays out every layer so: refused, not misread."""
+    _, path, _, _ = models(name)
+    edited = edit_keras_member(path, tmp_path / "cf.keras", "config.json",
+                               lambda c: {**c, "config": {**c["config"], "data_format": "channels_first"}})
+    result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "channels_first" in result.stderr and not (tmp_path / "out").exists()

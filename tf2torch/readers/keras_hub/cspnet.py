@@ -16,8 +16,8 @@ from typing import Any
 from ...errors import UnsupportedError
 from . import Args, builds
 from .functional import FunctionalGraph, Ref
-from .keras_layers import CHANNELS_LAST, activation, batch_norm, conv2d, pool2d, zero_pad2d
-from .vision import image, positive_ints
+from .keras_layers import activation, batch_norm, conv2d, pool2d, zero_pad2d
+from .vision import channels_last_only, image, positive_ints
 
 EPSILON = 1e-5
 STAGES, BLOCKS = ("csp", "cs3", "dark"), ("bottleneck_block", "dark_block", "edge_block")
@@ -165,9 +165,7 @@ def _stem(n: _Net, x: Ref, filters: list[int], kernel: int, strides: int, paddin
 @builds("CSPNetBackbone")
 def cspnet(args: Args) -> dict[str, Any]:
     g = FunctionalGraph(args.name, args.dtype, keyed_inputs=False)
-    if args.str("data_format", CHANNELS_LAST) != CHANNELS_LAST:
-        raise UnsupportedError(f"{args.where}: CSPNetBackbone saved with data_format channels_first; tf2torch "
-                               "builds keras-hub's image backbones channels-last only")
+    channels_last_only(args)
     x = image(args, g)
     stem = args.raw("stem_filters")
     stem_filters = positive_ints(args, "stem_filters") if isinstance(stem, list) else [args.int("stem_filters")]

@@ -15,7 +15,7 @@ from typing import Any
 from . import Args, builds
 from .functional import FunctionalGraph, Ref
 from .keras_layers import CHANNELS_LAST, activation, batch_norm, conv2d, zero_pad2d
-from .vision import positive_ints
+from .vision import channels_last_only, positive_ints
 
 _CANONICAL = {"swish": "silu", "hard_swish": "hard_silu"}  # the names Keras saves activations under
 # The three blocks are keras-hub Layer subclasses no registration names: Keras saves them under their module
@@ -123,8 +123,7 @@ def efficientnet(args: Args) -> dict[str, Any]:
         raise args.fail("projection_activation", "an activation name or null")
     momentum, eps = args.number("batch_norm_momentum", 0.9), args.number("batch_norm_epsilon", 1e-5)
     dropout = args.number("dropout", 0.2)
-    if args.str("data_format", CHANNELS_LAST) != CHANNELS_LAST:
-        raise args.fail("data_format", "channels_last")
+    channels_last_only(args)
 
     g = FunctionalGraph(args.name, args.dtype, keyed_inputs=False)
     shape = args.raw("input_shape", [None, None, 3])

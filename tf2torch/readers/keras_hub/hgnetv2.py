@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import UnsupportedError
 from . import Args, builds
 from .functional import FunctionalGraph, Ref
 from .keras_layers import CHANNELS_LAST
-from .vision import image, positive_ints
+from .vision import channels_last_only, image, positive_ints
 
 ACTIVATIONS = ("relu", "gelu", "tanh", None)  # HGNetV2ConvLayer's; any other raises in keras-hub
 STAGE_FIELDS = ("stage_in_channels", "stage_mid_channels", "stage_out_channels", "stage_num_blocks",
@@ -43,9 +42,7 @@ def _stage_rows(args: Args) -> list[list[int]]:
 @builds("HGNetV2Backbone")
 def hgnetv2(args: Args) -> dict[str, Any]:
     g = FunctionalGraph(args.name, args.dtype, keyed_inputs=False)
-    if args.str("data_format", CHANNELS_LAST) != CHANNELS_LAST:
-        raise UnsupportedError(f"{args.where}: HGNetV2Backbone saved with data_format channels_first; tf2torch "
-                               "converts the channels-last form only (rebuild it under the default image data format)")
+    channels_last_only(args)
     stem = positive_ints(args, "stem_channels")
     if len(stem) != 3 or stem[1] < 2:  # [in, mid, out]; stem2a has mid // 2 filters
         raise args.fail("stem_channels", "[in, mid, out] with mid >= 2")

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import UnsupportedError
 from . import Args, builds
 from .functional import FunctionalGraph, Ref
-from .keras_layers import activation, batch_norm, conv2d, image_input, pool2d
+from .keras_layers import CHANNELS_LAST, activation, batch_norm, conv2d, image_input, pool2d
 
 DENSENET_BN_EPSILON = 1.001e-5  # densenet_backbone.BN_EPSILON
 
@@ -21,6 +22,13 @@ def positive_ints(args: Args, key: str) -> list[int]:
                                                         for v in value):
         raise args.fail(key, "a list of positive integers")
     return value
+
+
+def channels_last_only(args: Args) -> None:
+    """An image backbone saved with data_format channels_first: refused (its builders write channels-last)."""
+    if args.str("data_format", CHANNELS_LAST) != CHANNELS_LAST:
+        raise UnsupportedError(f"{args.where}: {args.class_name} saved with data_format channels_first; tf2torch "
+                               "converts the channels-last form only (rebuild it under the default image data format)")
 
 
 def image(args: Args, g: FunctionalGraph, name: str = "input_layer") -> Ref:
