@@ -64,9 +64,12 @@ def resolve_layout(spec: InputSpec, torch_shape: tuple[int, ...] | None) -> str:
 def make_inputs(specs: Sequence[InputSpec], input_shape: tuple[int, ...] | None, given: Any, seed: int) -> Inputs:
     """Both frameworks' inputs. ``given``: None (seeded random), an .npy/.npz path, an array, a name ->
     array mapping or a sequence of arrays, all in the PyTorch layout."""
-    if input_shape is not None and len(specs) != 1:
-        raise UsageError(f"--input-shape applies to models with one input; this one has {len(specs)} "
-                         f"({', '.join(s.name for s in specs)}): pass --inputs FILE.npz instead")
+    # one shape for several inputs when it fits each (a text model's token ids, padding mask, segment ids)
+    if input_shape is not None and len(specs) != 1 and not all(
+            _fits(tuple(input_shape), s.tf_shape) and len(s.tf_shape) < 3 for s in specs):
+        raise UsageError(f"--input-shape applies to models with one input, or inputs of one rank-1 or rank-2 "
+                         f"shape; this one has {len(specs)} ({', '.join(s.name for s in specs)}) that it does not "
+                         "fit: pass --inputs FILE.npz instead")
     if input_shape is not None and given is not None:
         raise UsageError("pass --input-shape or --inputs, not both: the arrays have their own shapes")
     arrays = _given_arrays(specs, given) if given is not None else None

@@ -115,6 +115,8 @@ class KerasReference:
             skip = ""
             if self.tensors.get(name) is None:
                 skip = "its output is not reachable from the model's inputs in Keras"
+            elif isinstance(self.tensors[name], (dict, list, tuple)):  # a nested model returning a dict (keras-hub)
+                skip = "it has several outputs: compared through the layers that read them"
             elif activation and activation not in ACTIVATIONS:
                 skip = f"Keras applies activation {activation!r} inside the layer; compared downstream"
             probes.append(Probe(name, name, module, prefer, skip, activation))
