@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.corpus.test_keras_hub import LLM, keras_hub
+from tests.corpus.keras_hub_cases import LLM
+from tests.corpus.test_keras_hub import keras_hub
 from tests.util import edit_keras_member
 from tf2torch.cli import EXIT_ERROR, main
 

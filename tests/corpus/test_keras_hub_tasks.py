@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from tests.corpus.test_keras_hub import CASES, _tensors, functional_config, keras_hub, model_inputs, randomise
+from tests.corpus.keras_hub_cases import CASES
+from tests.corpus.test_keras_hub import _tensors, functional_config, keras_hub, model_inputs, randomise
 from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.readers import keras_hub as hub_builders

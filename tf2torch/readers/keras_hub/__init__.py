@@ -149,6 +149,7 @@ def _load() -> None:  # the builders register themselves on import
         t5,
         tasks,
         tasks_lm,
+        tasks_vision,
         vision,
         vit,
         whisper,
