@@ -130,3 +130,17 @@ def test_inference_form_with_in_place_activations_matches_the_readable_form(tmp_
         error = float((fused(images) - readable).abs().max())
     print(f"inference form (in-place activations) vs readable: max abs {error:.2e}")
     assert error <= 1e-5
+
+
+@pytest.mark.parametrize(("lines", "pairs"), [
+    (["x = self.conv(x)", "y = self.bn(x)"], [("conv", "bn")]),  # one line each, x read once
+    (["y = self.relu(self.bn(self.conv(x)))"], [("conv", "bn")]),  # nested, as a block's converter writes it
+    (["x = self.conv(x)", "y = self.bn(x) + x"], []),  # the conv's output is read again
+    (["y = self.bn(self.conv(x))", "z = self.conv(y)"], []),  # a shared conv: folding would change its other call
+    (["y = self.bn(self.conv(x)) + self.bn(x)"], []),  # a shared BatchNorm
+    (["y = self.bn(self.relu(x))"], []),  # not a conv
+])
+def test_fusible_pairs(lines, pairs):
+    from tf2torch.codegen.lifetimes import fusible
+
+    assert fusible(lines, MODULES) == pairs

@@ -258,3 +258,24 @@ def test_a_channels_first_image_backbone_is_refused(models, tmp_path, name: str)
     result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "channels_first" in result.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v3_large", "efficientnet_v2", "cspnet_csp_resnet", "resnet_v1"])
+def test_the_inference_form_folds_the_blocks_batch_norms_and_matches(models, name: str):
+    """fuse() folds each BatchNorm that only a conv feeds, in blocks whose converters nest their modules
+    (self.bn(self.conv(x))) too; the folded model still computes keras-hub's outputs."""
+    import copy
+
+    import torch
+
+    from tests.util import load_source
+
+    _, path, inputs, expected = models(name)
+    model, result = convert_in_memory(path)
+    fused = load_source(result.model_source)["fuse"](copy.deepcopy(model))
+    norms = [sum(isinstance(m, torch.nn.BatchNorm2d) for m in m_.modules()) for m_ in (model, fused)]
+    with torch.no_grad():
+        got = to_tf_layout(fused(torch.from_numpy(np.moveaxis(inputs["images"], -1, 1).copy())))
+    rel = float(np.abs(got - expected["output"]).max() / np.abs(expected["output"]).max())
+    print(f"{name}: {norms[0]} BatchNorms, {norms[1]} left unfolded; max relative error {rel:.2e}")
+    assert rel <= 1e-4 and norms[1] == 0

@@ -89,21 +89,50 @@ def free_early(lines: list[str], inputs: list[str], returns: list[str]) -> tuple
 def fusible(lines: list[str], modules: dict[str, str]) -> list[tuple[str, str]]:
     """(conv-or-linear attribute, BatchNorm attribute) pairs where the BatchNorm's only input is the
     layer's output: ``x = self.conv(...)`` then ``y = self.bn(x)``, with ``x`` read by nothing else
-    (it is the chain name of ``free_early``, or used once). ``modules`` maps attributes to their
-    constructor source."""
+    (it is the chain name of ``free_early``, or used once), or ``self.bn(self.conv(...))`` in one
+    expression (a block's converter writes its modules so). Each module must be called once: folding
+    a shared conv would change its other calls. ``modules`` maps attributes to their constructor source."""
     parsed = [_names(line) for line in lines]
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     calls = [_module_call(line) for line in lines]
     producer: dict[str, int] = {}  # name -> the line that assigned its current value
-    for j, b in enumerate(calls):
-        if b and len(b[2]) == 1 and isinstance(b[2][0], ast.Name) and b[2][0].id in producer:
-            i = producer[b[2][0].id]
-            a = calls[i]
-            if a and len(a[0]) == 1 and _readers(parsed, i, a[0][0]) == 1:
-                _consider(pairs, a[1], b[1], modules)
+    called: dict[str, int] = defaultdict(int)
+    for j, line in enumerate(lines):
+        nodes = list(ast.walk(ast.parse(line)))
+        uses = defaultdict(int)  # reads of each name in this line: ``self.bn(x) + x`` reads x twice
+        for node in nodes:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                uses[node.id] += 1
+        for node in nodes:
+            outer = _self_call(node)
+            if outer is None:
+                continue
+            called[outer] += 1
+            args = node.args if isinstance(node, ast.Call) and not node.keywords else []
+            if len(args) != 1:
+                continue
+            if isinstance(args[0], ast.Name) and args[0].id in producer:  # x = self.conv(...) ... self.bn(x)
+                i = producer[args[0].id]
+                a = calls[i]
+                if a and a[0] == [args[0].id] and _readers(parsed, i, args[0].id) == 1 and uses[args[0].id] == 1:
+                    _consider(pairs, a[1], outer, modules)
+            inner = _self_call(args[0])
+            if inner is not None:  # self.bn(self.conv(...))
+                _consider(pairs, inner, outer, modules)
         for name in parsed[j][0]:
             producer[name] = j
-    return pairs
+    return [(a, b) for a, b in pairs if called[a] == called[b] == 1]
+
+
+def _self_call(node: ast.AST) -> str | None:
+    """The attribute path of ``self.a.b(...)``, else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    func, path = node.func, []
+    while isinstance(func, ast.Attribute):
+        path.insert(0, func.attr)
+        func = func.value
+    return ".".join(path) if path and isinstance(func, ast.Name) and func.id == "self" else None
 
 
 def _consider(pairs: list[tuple[str, str]], layer: str, norm: str, modules: dict[str, str]) -> None:
