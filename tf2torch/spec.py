@@ -82,6 +82,9 @@ class LayerSpec:
     calls: tuple[LayerCall, ...] = ()
     weights: tuple[Variable, ...] = ()  # in the order Keras saved them
     graph: GraphSpec | None = None  # set for nested models (a Functional or Sequential used as a layer)
+    # files a .keras archive holds for this layer (assets/<its object path>/NAME), NAME -> bytes: an
+    # adapted lookup layer's vocabulary.txt (readers/keras_assets.py)
+    assets: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

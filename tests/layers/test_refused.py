@@ -37,14 +37,14 @@ def test_layers_refused_prints_each_class_with_its_reason() -> None:
     assert "never runs" in lines["Lambda"] and "TFSMLayer" in lines
 
 
-@pytest.mark.parametrize("class_name", ["Lambda", "RandomCrop", "Discretization"])
+@pytest.mark.parametrize("class_name", ["Lambda", "RandomCrop", "Hashing"])
 def test_a_refused_class_is_refused_with_its_reason(tmp_path, class_name: str) -> None:
     """The refusal names the layer, the class, why, and what to do; nothing is written."""
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     keras = require_keras()
     layer = {"Lambda": lambda: keras.layers.Lambda(lambda x: x * 2.0, name="the_layer"),
              "RandomCrop": lambda: keras.layers.RandomCrop(2, 2, name="the_layer"),
-             "Discretization": lambda: keras.layers.Discretization([0.0, 1.0], name="the_layer")}[class_name]()
+             "Hashing": lambda: keras.layers.Hashing(3, name="the_layer")}[class_name]()
     x = keras.Input((4, 4, 3))
     path = tmp_path / "model.keras"
     keras.Model(x, layer(keras.layers.Dense(3)(x))).save(path)

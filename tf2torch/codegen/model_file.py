@@ -16,7 +16,7 @@ _HELPERS = tuple(Path(__file__).with_name(f"{name}.py")
                  for name in ("helpers", "helpers_keras_hub", "helpers_keras_hub_llm", "helpers_keras_hub_t5",
                               "helpers_keras_hub_mobilenet", "helpers_keras_hub_hgnetv2",
                               "helpers_keras_hub_dinov2", "helpers_keras_hub_efficientnet",
-                              "helpers_keras_hub_tasks"))
+                              "helpers_keras_hub_tasks", "helpers_preprocessing"))
 _INLINE_MODULES = Path(__file__).parent.parent / "rewrite" / "modules.py"  # defines INLINE_CLASSES
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 _CODE = ("it holds Python code, which tf2torch never runs",
          "replace it with a built-in layer before saving, or port that part by hand")
-_DATA = ("it encodes raw input data (strings, vocabularies, hashes, bins) before the network",
+_DATA = ("it encodes raw input data (strings, string vocabularies, hashes) before the network",
          "keep it in your input pipeline and convert the model from its first numeric layer")
 _FOREIGN = ("it wraps another framework's function or module, whose code tf2torch never runs",
             "port that part by hand")
@@ -25,11 +25,8 @@ REFUSED: dict[str, tuple[str, str]] = {
     "TorchModuleWrapper": _FOREIGN,
     "TextVectorization": _DATA,
     "StringLookup": _DATA,
-    "IntegerLookup": _DATA,
     "Hashing": _DATA,
     "HashedCrossing": _DATA,
-    "CategoryEncoding": _DATA,
-    "Discretization": _DATA,
     "Pipeline": ("a preprocessing pipeline (keras.layers.Pipeline) is not converted", _NOT_YET),
     "MaxNumBoundingBoxes": ("a bounding-box preprocessing layer is not converted", _NOT_YET),
     # Keras 3.15 builds the model on the cropped size, but under training=False passes the image through
@@ -38,7 +35,6 @@ REFUSED: dict[str, tuple[str, str]] = {
                    "inference (tf_keras center-crops): no single result to match",
                    "crop with CenterCrop (converted) or outside the model"),
     # value-dependent image operations Keras also applies at inference
-    "AutoContrast": ("its per-image contrast stretch is not converted yet", _NOT_YET),
     "Equalization": ("its per-image histogram equalization is not converted yet", _NOT_YET),
     "ContrastLimitedAdaptiveHistogramEqualization": ("its per-image histogram equalization is not converted yet",
                                                      _NOT_YET),

@@ -102,12 +102,14 @@ def _vars_group(parent: h5py.Group, path: str, label: str, factory: LoaderFactor
 
 
 def attach_v3_weights(
-    graph: GraphSpec, config: Mapping[str, Any], groups: list[VarsGroup], label: str
+    graph: GraphSpec, config: Mapping[str, Any], groups: list[VarsGroup], label: str,
+    assets: Mapping[str, Mapping[str, bytes]] | None = None,
 ) -> tuple[GraphSpec, list[str]]:
-    """Give each layer of ``graph`` the variables saved under its Keras 3 object path."""
+    """Give each layer of ``graph`` the variables saved under its Keras 3 object path (and a ``.keras``
+    archive's asset files under that same path, ``keras_assets.py``)."""
     by_path = {g.path: g for g in groups}
     claimed: set[str] = set()
-    graph = _assign(graph, _entries(config), "", by_path, claimed, label)
+    graph = _assign(graph, _entries(config), "", by_path, claimed, label, assets or {})
     container = _containers(by_path, "")[0] + "/"
     stray = [g.path for g in groups if g.variables and g.path not in claimed and g.path.startswith(container)]
     notes = (
@@ -127,6 +129,7 @@ def _assign(
     by_path: dict[str, VarsGroup],
     claimed: set[str],
     label: str,
+    assets: Mapping[str, Mapping[str, bytes]],
 ) -> GraphSpec:
     raw = {layer_name(e): e for e in entries if isinstance(e, Mapping)}
     container = _containers(by_path, prefix)[-1]
@@ -159,11 +162,11 @@ def _assign(
         claimed.update(mine)
         weights = tuple(v for p in mine for v in by_path[p].variables)
         inner = (
-            _assign(layer.graph, _entries(entry), path + "/", by_path, claimed, label)
+            _assign(layer.graph, _entries(entry), path + "/", by_path, claimed, label, assets)
             if layer.graph
             else None
         )
-        layers.append(replace(layer, weights=weights, graph=inner))
+        layers.append(replace(layer, weights=weights, graph=inner, assets=dict(assets.get(path, {}))))
     return replace(graph, layers=tuple(layers))
 
 

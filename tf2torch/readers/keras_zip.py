@@ -34,6 +34,7 @@ from ..spec import Format, GraphSpec, ModelSpec
 from . import h5safe, keras_hub
 from .h5load import check_stamp, file_stamp, keras_major, keras_release, load_variable
 from .jsonsafe import load_json
+from .keras_assets import read_assets
 from .keras_config import parse_model_config
 from .keras_v3 import attach_v3_weights, v3_vars_groups
 
@@ -74,6 +75,7 @@ def read_keras_zip(path: Path) -> ModelSpec:
                 "will not unpickle; re-save with model.save('x.keras') (the default h5 weights)"
             )
         weights = infos.get(WEIGHTS_H5)
+        assets = read_assets(zf, infos, label)  # vocabularies of adapted lookup layers
         opener = _member_opener(path, stamp, weights, label) if weights else None
     saved_by = metadata.get("keras_version") if isinstance(metadata, Mapping) else None
     version = keras_major(saved_by)
@@ -95,7 +97,7 @@ def read_keras_zip(path: Path) -> ModelSpec:
     with opener(scan=True) as f:  # loaders reopen without the scan (stamp-checked, same bytes)
         groups = v3_vars_groups(f, wlabel, partial(_loader, opener, wlabel))
     if graph is not None:
-        graph, notes = attach_v3_weights(graph, config, groups, wlabel)
+        graph, notes = attach_v3_weights(graph, config, groups, wlabel, assets)
     variables = tuple(v for g in groups for v in g.variables)
     return ModelSpec(path, Format.KERAS_V3, variables, graph, notes=tuple(notes), unconverted=unconverted)
 
