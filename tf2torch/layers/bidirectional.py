@@ -1,6 +1,7 @@
-"""Bidirectional over LSTM, GRU or SimpleRNN: one ``nn.LSTM(..., bidirectional=True)`` (its output already
-holds both directions, time-aligned), or over masked steps one module per direction run by
-``KerasMaskedRNN`` (torch's bidirectional module cannot skip steps)."""
+"""Bidirectional over LSTM, GRU or SimpleRNN (or ``RNN`` over one of their cells, which computes the same:
+``rnn_cell.one_cell``): one ``nn.LSTM(..., bidirectional=True)`` (its output already holds both directions,
+time-aligned), or over masked steps one module per direction run by ``KerasMaskedRNN`` (torch's
+bidirectional module cannot skip steps)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..spec import LayerSpec, Variable
-from . import masks
+from . import masks, rnn_cell
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import _name_of, cfg_str
 from .registry import converter
@@ -33,8 +34,11 @@ def _inner(ctx: Ctx, key: str) -> tuple[str, Mapping[str, Any]]:
         raise ctx.unsupported(f"config {key!r} should be a layer entry with 'class_name' and 'config', "
                               f"found {str(entry)[:80]!r}")
     class_name = entry.get("class_name")
+    if class_name == "RNN":  # RNN(LSTMCell(u)) is an LSTM(u), as rnn_cell.py converts it
+        return rnn_cell.one_cell(ctx, entry["config"])
     if class_name not in _TORCH_CLASS:
-        raise ctx.unsupported(f"wraps a {class_name!r}; only LSTM, GRU and SimpleRNN are supported")
+        raise ctx.unsupported(f"wraps a {class_name!r}; only LSTM, GRU, SimpleRNN and RNN over one of their "
+                              "cells are supported")
     return class_name, entry["config"]
 
 
@@ -42,14 +46,15 @@ def _direction_names(forward: Mapping[str, Any], backward: Mapping[str, Any] | N
     """Path segments naming each direction's weights.
 
     ``.keras`` files use the attribute names (``bidirectional/forward_layer/cell/vars/0``); ``.h5`` files
-    the sublayer names: Keras 3 saves them in the config (``forward_lstm``), Keras 2 derives them from the
-    wrapped layer's name (``forward_`` / ``backward_`` + name) unless a backward_layer was given.
+    the sublayer names: Keras 3 saves them in the config (``forward_lstm``; a given backward_layer keeps its
+    own name), Keras 2 derives them from the saved layers' names (``forward_`` / ``backward_`` + name, a given
+    backward_layer's too).
     """
     name = str(forward.get("name", ""))
     fw = {"forward_layer", name if name.startswith("forward_") else f"forward_{name}"}
     bw = {"backward_layer", f"backward_{name.removeprefix('forward_')}"}
     if backward is not None and isinstance(backward.get("name"), str):
-        bw.add(backward["name"])
+        bw |= {backward["name"], f"backward_{backward['name']}"}
     return fw - bw, bw - fw
 
 
@@ -102,6 +107,12 @@ def bidirectional(ctx: Ctx) -> Converted:
         raise ctx.unsupported("the wrapped layer has go_backwards=True (its directions swap)",
                               "wrap a layer with go_backwards=False")
     given = masks.call_mask(ctx)
+    if given and rnn.return_sequences and any(c.get("unroll") is True for c in (forward, backward or {})):
+        # Bidirectional sets zero_output_for_mask with return_sequences; Keras's unrolled loop then zeroes the
+        # backward layer's reversed outputs at the unreversed mask's steps (as rnn_cell.py refuses for RNN)
+        raise ctx.unsupported("unroll=True with return_sequences under a mask (Keras zeroes the backward "
+                              "direction's outputs at the unreversed mask's steps)",
+                              "re-save the layer with unroll=False (the weights are the same)")
     if given:
         return _masked_bidirectional(ctx, sub, rnn, features, given, merge_mode)
     params = _params(sub["forward"], rnn, features) + _params(sub["backward"], rnn, features, "_reverse")

@@ -187,9 +187,11 @@ class GraphConverter:
             # a DROP layer's output has no mask in either Keras, so not even an attention does
             mask, args = "", [dataclasses.replace(a, info=dataclasses.replace(a.info, mask="")) for a in args]
         if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE:
+            # (Keras 3: also a layer taking a mask it was not recorded with, or one on the way to such a layer)
             raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) receives a Keras mask (from "
-                                   "Embedding(mask_zero=True) or Masking), which Keras would apply there and "
-                                   "tf2torch does not; remove the mask, or port this layer by hand")
+                                   "Embedding(mask_zero=True) or Masking), which Keras would apply there (or hand "
+                                   "on to a layer that does) and tf2torch does not; remove the mask, or port this "
+                                   "layer by hand")
         infos = [dataclasses.replace(i, mask=a.info.mask) for i, a in zip(infos, args)]
         ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version, self.options.keras_release)
         conv = reg.fn(ctx)
@@ -273,6 +275,12 @@ class GraphConverter:
     def _nested(self, cls: ClassDef, attrs: Namespace | ScopedNamespace, local: Namespace, layer: LayerSpec,
                 args: list[Value],
                 state: _LayerState, prefix: str) -> list[Value]:
+        # A mask is a local of the forward that makes it: the nested class could not read its caller's, nor its
+        # caller the nested one's (Keras hands masks across: the generated code would raise NameError).
+        if any(a.info.mask for a in args) or layer.graph is not None and len(args) != len(layer.graph.inputs):
+            # (Keras 3 records a nested model's mask as mask= even with training=: Functional converts no inputs)
+            raise UnsupportedError(f"nested model {layer.name!r} receives a Keras mask (from Embedding(mask_zero="
+                                   "True) or Masking), which Keras hands on to its layers and tf2torch does not")
         if state.nested is None and layer.graph is not None:
             attr = attrs.create(layer.name, "block")
             self._owned[(prefix, layer.name)] = attr
@@ -283,6 +291,9 @@ class GraphConverter:
             self.out.taps.setdefault(layer.name, prefix + attr)
         assert state.nested is not None  # set just above on the first call
         attr, infos, outs = state.nested
+        if any(o.mask for o in outs):
+            raise UnsupportedError(f"nested model {layer.name!r} returns a tensor with a Keras mask made inside it "
+                                   "(Embedding(mask_zero=True) or Masking), which tf2torch does not hand on")
         exprs = []
         for value, want in zip(args, infos, strict=True):
             expr, _ = layouts_rt.convert(value.expr, value.info, want.layout if want.layout != "cf_flat" else "keras")

@@ -7,7 +7,8 @@ MultiHeadAttention (Keras 3 reads the query's and value's masks even though its 
 tensor reaching any other layer (a pooling or attention layer Keras would compute masked) is refused by
 name: computing it unmasked would give other numbers with no error. Layers that neither support masking
 nor take a mask (``DROP``: Conv1D, max pooling, ...) end it, in both Keras versions; BatchNormalization
-takes Keras 3's ``mask=`` but uses it only for its training statistics.
+takes Keras 3's ``mask=`` but uses it only for its training statistics. Keras 3 fills a mask in at run time
+for a layer whose call takes one (``TAKES``) even where it recorded none (a call with ``training=``).
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ CARRY = frozenset({
 USE = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "MultiHeadAttention", "GlobalAveragePooling1D",
                  "GlobalAvgPool1D"})
 # Layers that neither support masking nor take a mask, in Keras 3 and tf_keras alike (supports_masking False,
-# no `mask` in call): Keras computes them unmasked and their outputs carry no mask (tf_keras drops it
-# silently, Keras 3 with a warning), so no layer after them sees it, an attention included.
+# no `mask` in call, compute_mask not overridden; checked on instances of both): Keras computes them unmasked
+# and their outputs carry no mask (tf_keras drops it silently, Keras 3 with a warning), so no layer after them
+# sees it, an attention included.
 DROP = frozenset({
-    "Conv1D", "SeparableConv1D", "DepthwiseConv1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
-    "AvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Flatten",
+    "Conv1D", "SeparableConv1D", "DepthwiseConv1D", "Conv1DTranspose", "MaxPooling1D", "MaxPool1D",
+    "AveragePooling1D", "AvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Flatten", "ZeroPadding1D",
+    "Cropping1D", "UpSampling1D", "Reshape", "Permute",
 })
 # Layers whose call takes Keras 3's mask= and uses it only when training (BatchNormalization: the masked
 # batch moments); at inference they compute as if unmasked, and keep the mask on (CARRY).
@@ -45,6 +48,26 @@ IMPLICIT_READERS = frozenset({"MultiHeadAttention", "GroupQueryAttention", "Atte
 
 def reads_implicitly(class_name: str) -> bool:
     return class_name in IMPLICIT_READERS or class_name.startswith("keras_hub>")
+
+
+# Layers whose Keras 3 call takes `mask` (and computes with it; BatchNormalization only when training). Keras 3
+# records it as mask= only for a call on one tensor of the layer's dtype with no keyword argument (a call with
+# training= copies its kwargs, converting its inputs, before the mask is filled in), yet fills it in from the
+# input's mask when the model runs either way: such a layer uses the tracked mask (USE, CARRY) or is refused,
+# and a mask on its way to one is never dropped.
+TAKES = frozenset({
+    "LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "GlobalAveragePooling1D", "GlobalAvgPool1D",
+    "BatchNormalization", "Softmax", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Attention", "AdditiveAttention",
+})
+
+
+def takes(class_name: str, config: Any) -> bool:
+    """Whether Keras 3 hands this layer its input's mask when the model runs, recorded or not (TimeDistributed
+    hands it on, step by step, to its inner layer if that one takes it)."""
+    if class_name == "TimeDistributed":
+        inner = config.get("layer") if isinstance(config, dict) else None
+        return not isinstance(inner, dict) or takes(str(inner.get("class_name")), inner.get("config") or {})
+    return class_name in TAKES or reads_implicitly(class_name)
 
 
 # Elementwise merges: Keras ANDs their inputs' masks; they carry a mask when every masked input has the same one.
@@ -103,8 +126,9 @@ def check_attention_reads(readers: Readers, layer: Any, index: int) -> None:
 def ends_here(readers: Readers, layer: Any, index: int, keras_version: int) -> bool:
     """Keras 3 only: whether a mask reaching this layer (one that neither takes nor reads it) can be
     dropped, as Keras drops it or hands it on only as recorded mask= arguments: true unless a layer that
-    reads masks implicitly (an attention), or a nested model, is downstream of it."""
-    if keras_version != 3 or reads_implicitly(layer.class_name):
+    reads masks implicitly (an attention), a nested model, or a layer taking a mask it was not recorded
+    with (called with training=) is downstream of it, not counting what follows a DROP layer."""
+    if keras_version != 3 or takes(layer.class_name, layer.config):
         return False
     seen, frontier = {(layer.name, index)}, [(layer.name, index)]
     while frontier:
@@ -113,7 +137,11 @@ def ends_here(readers: Readers, layer: Any, index: int, keras_version: int) -> b
             if key[:2] != (name, call):
                 continue
             for reader, j in readers_of:
-                if reads_implicitly(reader.class_name) or reader.graph is not None:
+                if reader.class_name in DROP:  # its output has no mask in either Keras
+                    continue
+                if reads_implicitly(reader.class_name) or reader.graph is not None or (
+                        takes(reader.class_name, reader.config)
+                        and not isinstance(reader.calls[j].kwargs.get("mask"), TensorRef)):
                     return False
                 if (reader.name, j) not in seen:
                     seen.add((reader.name, j))

@@ -37,9 +37,11 @@ def _entry(ctx: Ctx, entry: Any, what: str) -> tuple[str, Mapping[str, Any]]:
     return qualified_class_name(entry), entry["config"]
 
 
-def _cells(ctx: Ctx) -> tuple[list[tuple[str, Mapping[str, Any]]], bool]:
-    """The (class, config) of each cell, in order, and whether they are a StackedRNNCells."""
-    class_name, config = _entry(ctx, ctx.config.get("cell"), "config 'cell'")
+def _cells(ctx: Ctx, layer: Mapping[str, Any] | None = None) -> tuple[list[tuple[str, Mapping[str, Any]]], bool]:
+    """The (class, config) of each cell of this RNN (or of the RNN config ``layer``), in order, and whether
+    they are a StackedRNNCells."""
+    layer = ctx.config if layer is None else layer
+    class_name, config = _entry(ctx, layer.get("cell"), "config 'cell'")
     stacked = class_name == "StackedRNNCells"
     if stacked:
         if config.get("reverse_state_order"):  # tf_keras's deprecated option: states in reverse cell order
@@ -95,6 +97,18 @@ def _cell_ctx(ctx: Ctx, class_name: str, config: Mapping[str, Any], weights: tup
     name = f"{ctx.layer.name}/{config.get('name', class_name)}"
     layer = LayerSpec(name, _CELLS[class_name], merged, ctx.layer.calls, weights)
     return Ctx(layer, ctx.call, ctx.inputs, ctx.keras_version, ctx.keras_release)
+
+
+def one_cell(ctx: Ctx, layer: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The RNN config ``layer`` (Bidirectional's wrapped layer) over one cell, or a StackedRNNCells of one, as
+    the LSTM / GRU / SimpleRNN config it computes: the cell's settings, the RNN's name and settings."""
+    cells, _ = _cells(ctx, layer)
+    if len(cells) != 1:  # each direction would be a chain of modules: not converted
+        raise ctx.unsupported(f"wraps an RNN over a StackedRNNCells of {len(cells)} cells; only one cell is "
+                              "supported there", "port this layer by hand (each direction a chain of cells)")
+    class_name, cell = cells[0]
+    keys = (*_LAYER_KEYS, "name", "unroll")
+    return _CELLS[class_name], {**cell, **{k: layer[k] for k in keys if k in layer}}
 
 
 @converter("RNN", wants="keras")
