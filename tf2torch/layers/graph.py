@@ -169,29 +169,9 @@ class GraphConverter:
             return self._nested(cls, attrs, local, layer, args, state, prefix)
         reg = lookup(layer)
         exprs, infos = self._arrange(args, reg.wants, reg.accepts_flat)
-        mask = next((a.info.mask for a in args if a.info.mask), "")
-        if layer.class_name in masks.MERGE and len({a.info.mask for a in args if a.info.mask}) > 1:
-            raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) merges tensors with different Keras "
-                                   "masks, which Keras combines and tf2torch does not; remove a mask")
-        if layer.class_name == "MultiHeadAttention" and mask:
-            masks.check_attention_reads(self._readers, layer, index)
-        if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and \
-                layer.class_name not in masks.USE | masks.UNUSED_AT_INFERENCE:
-            raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) is called with a Keras mask, which "
-                                   "tf2torch does not apply there; remove the mask, or port this layer by hand")
-        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE and (
-                layer.class_name in masks.DROP
-                or masks.ends_here(self._readers, layer, index, self.options.keras_version)):
-            # Keras 3 records a mask as mask= arguments for the layers that take one: past a layer that neither
-            # takes nor reads it, only an attention downstream (which reads masks itself) could still see it;
-            # a DROP layer's output has no mask in either Keras, so not even an attention does
-            mask, args = "", [dataclasses.replace(a, info=dataclasses.replace(a.info, mask="")) for a in args]
-        if mask and layer.class_name not in masks.CARRY | masks.USE | masks.MERGE:
-            # (Keras 3: also a layer taking a mask it was not recorded with, or one on the way to such a layer)
-            raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) receives a Keras mask (from "
-                                   "Embedding(mask_zero=True) or Masking), which Keras would apply there (or hand "
-                                   "on to a layer that does) and tf2torch does not; remove the mask, or port this "
-                                   "layer by hand")
+        mask = masks.at_call(self._readers, layer, index, [a.info.mask for a in args], self.options.keras_version)
+        if not mask and any(a.info.mask for a in args):  # the mask ends here (Keras 3 drops it, or a DROP layer)
+            args = [dataclasses.replace(a, info=dataclasses.replace(a.info, mask="")) for a in args]
         infos = [dataclasses.replace(i, mask=a.info.mask) for i, a in zip(infos, args)]
         ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version, self.options.keras_release)
         conv = reg.fn(ctx)

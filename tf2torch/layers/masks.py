@@ -155,3 +155,29 @@ def call_mask(ctx: Any) -> str:
     if isinstance(ctx.call.kwargs.get("mask"), TensorRef):
         return f"{{{len(ctx.inputs) - 1}}}"
     return ctx.x.mask
+
+
+def at_call(readers: Readers, layer: Any, index: int, arg_masks: list[str], keras_version: int) -> str:
+    """The Keras mask call ``index`` of ``layer`` computes with and hands on ("" for none: also when the
+    mask ends here), or UnsupportedError naming the layer where Keras would apply a mask tf2torch does not."""
+    mask = next((m for m in arg_masks if m), "")
+    name, cls = layer.name, layer.class_name
+    if cls in MERGE and len({m for m in arg_masks if m}) > 1:
+        raise UnsupportedError(f"layer {name!r} ({cls}) merges tensors with different Keras masks, which Keras "
+                               "combines and tf2torch does not; remove a mask")
+    if cls == "MultiHeadAttention" and mask:
+        check_attention_reads(readers, layer, index)
+    if isinstance(layer.calls[index].kwargs.get("mask"), TensorRef) and cls not in USE | UNUSED_AT_INFERENCE:
+        raise UnsupportedError(f"layer {name!r} ({cls}) is called with a Keras mask, which tf2torch does not apply "
+                               "there; remove the mask, or port this layer by hand")
+    if not mask or cls in CARRY | USE | MERGE:
+        return mask
+    # Keras 3 records a mask as mask= arguments for the layers that take one: past a layer that neither takes
+    # nor reads it, only an attention downstream (which reads masks itself) could still see it; a DROP layer's
+    # output has no mask in either Keras, so not even an attention does
+    if cls in DROP or ends_here(readers, layer, index, keras_version):
+        return ""
+    # (Keras 3: also a layer taking a mask it was not recorded with, or one on the way to such a layer)
+    raise UnsupportedError(f"layer {name!r} ({cls}) receives a Keras mask (from Embedding(mask_zero=True) or "
+                           "Masking), which Keras would apply there (or hand on to a layer that does) and tf2torch "
+                           "does not; remove the mask, or port this layer by hand")
