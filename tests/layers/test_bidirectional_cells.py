@@ -18,17 +18,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
 
-from tests.conftest import require_keras
+from tests.layers.recurrent_branches import (
+    FEATURES,
+    FORMATS,
+    IDS,
+    STEPS,
+    Build,
+    Pairs,
+    cached,
+    check,
+    keras_for,
+)
 from tests.util import convert_in_memory, max_abs
 from tf2torch.errors import UnsupportedError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-STEPS, FEATURES = 5, 3
-IDS = np.array([[3, 4, 5, 0, 0, 0], [1, 2, 3, 4, 5, 6], [0, 0, 7, 8, 2, 1], [0, 0, 0, 0, 0, 0]], "int32")
-Build = Callable[[Any], Any]  # keras.layers -> the Bidirectional layer of one case
 
 UNMASKED: dict[str, Build] = {
     "lstm-seq-concat": lambda L: L.Bidirectional(L.RNN(L.LSTMCell(4), return_sequences=True)),
@@ -60,76 +66,22 @@ MASKED_KERAS2: dict[str, Build] = {
     "masked-stack-one-gru-seq": lambda L: L.Bidirectional(L.RNN(L.StackedRNNCells([L.GRUCell(3)]),
                                                                 return_sequences=True)),
 }
-FORMATS = ("k3.keras", "k3.h5", "k2.h5")
 CASES = [(fmt, case) for fmt in FORMATS for case in (*UNMASKED, *MASKED, *(MASKED_KERAS2 if "k2" in fmt else ()))]
 
 
-def _keras(fmt: str) -> Any:
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    return require_keras("tf_keras" if fmt.startswith("k2") else "keras")
-
-
-def _flat(value: Any) -> list[Any]:
-    return [y for v in value for y in _flat(v)] if isinstance(value, (list, tuple)) else [value]
-
-
-def _run(tmp: Path, version: str) -> dict[str, dict[str, list[tuple[np.ndarray, np.ndarray]]]]:
-    """Every case's (Keras, converted) output pairs, per format of this Keras version."""
-    keras = _keras(version)
-    layers = keras.layers
-    seq = keras.Input((STEPS, FEATURES), name="sequence")
-    ids = keras.Input((IDS.shape[1],), dtype="int32", name="ids")
-    embedded = layers.Embedding(10, 4, mask_zero=True)(ids)
-    masked = {**MASKED, **(MASKED_KERAS2 if version == "k2" else {})}
-    branches = {case: build(layers)(seq) for case, build in UNMASKED.items()}
-    branches |= {case: build(layers)(embedded) for case, build in masked.items()}
-    outputs, where = [], {}
-    for case, ys in branches.items():
-        ys = _flat(ys)
-        where[case] = slice(len(outputs), len(outputs) + len(ys))
-        outputs += ys
-    model = keras.Model([seq, ids], outputs)
-    rng = np.random.default_rng(4)
-    model.set_weights([rng.normal(0.0, 0.5, w.shape).astype(np.float32) for w in model.get_weights()])
-    xs = [rng.normal(size=(len(IDS), STEPS, FEATURES)).astype(np.float32), IDS]
-    expected = [np.asarray(y) for y in model(xs, training=False)]
-    results = {}
-    for fmt in (f for f in FORMATS if f.startswith(version)):
-        path = tmp / f"model.{fmt.split('.')[-1]}"
-        model.save(path)
-        converted, _ = convert_in_memory(path)
-        with torch.no_grad():
-            actual = [t.numpy() for t in converted(*(torch.from_numpy(x) for x in xs))]
-        assert len(actual) == len(expected)
-        results[fmt] = {case: list(zip(expected[s], actual[s], strict=True)) for case, s in where.items()}
-    return results
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Callable[[str], dict[str, list[tuple[np.ndarray, np.ndarray]]]]:
-    cache: dict[str, dict[str, list[tuple[np.ndarray, np.ndarray]]]] = {}
-
-    def get(fmt: str) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
-        if fmt not in cache:
-            cache.update(_run(tmp_path_factory.mktemp(fmt.split(".")[0]), fmt.split(".")[0]))
-        return cache[fmt]
-
-    return get
+def runs(tmp_path_factory) -> Callable[[str], Pairs]:
+    return cached(tmp_path_factory, UNMASKED, lambda version: {**MASKED, **(MASKED_KERAS2 if version == "k2" else {})}, seed=4)
 
 
 @pytest.mark.parametrize(("fmt", "case"), CASES, ids=[f"{f}-{c}" for f, c in CASES])
 def test_bidirectional_over_a_cell_matches_keras(runs, fmt: str, case: str) -> None:
-    pairs = runs(fmt)[case]
-    for i, (expected, actual) in enumerate(pairs):
-        error = max_abs(actual, expected)
-        print(f"{fmt} {case} output {i} {expected.shape}: max abs error {error:.2e}")
-        assert actual.shape == expected.shape
-        torch.testing.assert_close(torch.from_numpy(actual), torch.from_numpy(expected), atol=1e-5, rtol=1e-5)
+    check(fmt, case, runs(fmt)[case])
 
 
 @pytest.mark.parametrize("fmt", ["k3.keras", "k3.h5", "k2.h5"])
 def test_bidirectional_over_a_stack_of_cells_is_refused(fmt: str, tmp_path: Path) -> None:
-    keras = _keras(fmt)
+    keras = keras_for(fmt)
     x = keras.Input((STEPS, FEATURES))
     layer = keras.layers.RNN([keras.layers.GRUCell(3), keras.layers.SimpleRNNCell(2)])
     model = keras.Model(x, keras.layers.Bidirectional(layer, name="both")(x))
@@ -145,7 +97,7 @@ def test_bidirectional_over_a_stack_of_cells_is_refused(fmt: str, tmp_path: Path
 def test_masked_unrolled_bidirectional_sequences_are_refused(fmt: str, inner: str, tmp_path: Path) -> None:
     """Keras's unrolled loop zeroes the backward layer's (reversed) outputs at the unreversed mask's steps:
     real Keras computes other numbers unrolled than looped, with the same weights."""
-    keras = _keras(fmt)
+    keras = keras_for(fmt)
     layers = keras.layers
     keras.utils.set_random_seed(2)
 

@@ -13,12 +13,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-import torch
 
-from tests.conftest import require_keras
-from tests.util import convert_in_memory, max_abs
+from tests.layers.recurrent_branches import (
+    FEATURES,
+    FORMATS,
+    STEPS,
+    Build,
+    Pairs,
+    cached,
+    check,
+    keras_for,
+)
+from tests.util import convert_in_memory
 from tf2torch.errors import UnsupportedError
 from tf2torch.layers import rnn_cell
 from tf2torch.layers.base import Ctx, TensorInfo
@@ -26,9 +33,6 @@ from tf2torch.spec import LayerCall, LayerSpec, TensorRef
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-STEPS, FEATURES = 5, 3
-IDS = np.array([[3, 4, 5, 0, 0, 0], [1, 2, 3, 4, 5, 6], [0, 0, 7, 8, 2, 1], [0, 0, 0, 0, 0, 0]], "int32")
-Build = Callable[[Any], Any]  # keras.layers -> the RNN layer of one case
 
 UNMASKED: dict[str, Build] = {
     "lstm-seq": lambda L: L.RNN(L.LSTMCell(4), return_sequences=True),
@@ -58,74 +62,22 @@ MASKED: dict[str, Build] = {
                                                                go_backwards=True, zero_output_for_mask=True),
     "masked-unroll-stack-seq": lambda L: L.RNN([L.LSTMCell(3), L.LSTMCell(2)], unroll=True, return_sequences=True),
 }
-FORMATS = ("k3.keras", "k3.h5", "k2.h5")
-
-
-def _keras(fmt: str) -> Any:
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    return require_keras("tf_keras" if fmt.startswith("k2") else "keras")
-
-
-def _flat(value: Any) -> list[Any]:
-    return [y for v in value for y in _flat(v)] if isinstance(value, (list, tuple)) else [value]
-
-
-def _run(tmp: Path, version: str) -> dict[str, dict[str, list[tuple[np.ndarray, np.ndarray]]]]:
-    """Every case's (Keras, converted) output pairs, per format of this Keras version."""
-    keras = _keras(version)
-    layers = keras.layers
-    seq = keras.Input((STEPS, FEATURES), name="sequence")
-    ids = keras.Input((IDS.shape[1],), dtype="int32", name="ids")
-    embedded = layers.Embedding(10, 4, mask_zero=True)(ids)
-    branches = {case: build(layers)(seq) for case, build in UNMASKED.items()}
-    branches |= {case: build(layers)(embedded) for case, build in MASKED.items()}
-    outputs, where = [], {}
-    for case, ys in branches.items():
-        ys = _flat(ys)  # Keras 3 returns a stack's states nested per cell; the model's outputs are flat
-        where[case] = slice(len(outputs), len(outputs) + len(ys))
-        outputs += ys
-    model = keras.Model([seq, ids], outputs)
-    rng = np.random.default_rng(3)
-    model.set_weights([rng.normal(0.0, 0.5, w.shape).astype(np.float32) for w in model.get_weights()])
-    xs = [rng.normal(size=(len(IDS), STEPS, FEATURES)).astype(np.float32), IDS]
-    expected = [np.asarray(y) for y in model(xs, training=False)]
-    results = {}
-    for fmt in (f for f in FORMATS if f.startswith(version)):
-        path = tmp / f"model.{fmt.split('.')[-1]}"
-        model.save(path)
-        converted, _ = convert_in_memory(path)
-        with torch.no_grad():
-            actual = [t.numpy() for t in converted(*(torch.from_numpy(x) for x in xs))]
-        results[fmt] = {case: list(zip(expected[s], actual[s], strict=True)) for case, s in where.items()}
-    return results
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Callable[[str], dict[str, list[tuple[np.ndarray, np.ndarray]]]]:
-    cache: dict[str, dict[str, list[tuple[np.ndarray, np.ndarray]]]] = {}
-
-    def get(fmt: str) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
-        if fmt not in cache:
-            cache.update(_run(tmp_path_factory.mktemp(fmt.split(".")[0]), fmt.split(".")[0]))
-        return cache[fmt]
-
-    return get
+def runs(tmp_path_factory) -> Callable[[str], Pairs]:
+    return cached(tmp_path_factory, UNMASKED, lambda version: MASKED, seed=3)
 
 
 @pytest.mark.parametrize("case", [*UNMASKED, *MASKED])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_rnn_over_cells_matches_keras(runs, fmt: str, case: str) -> None:
-    pairs = runs(fmt)[case]
-    for i, (expected, actual) in enumerate(pairs):
-        error = max_abs(actual, expected)
-        print(f"{fmt} {case} output {i} {expected.shape}: max abs error {error:.2e}")
-        assert actual.shape == expected.shape
-        torch.testing.assert_close(torch.from_numpy(actual), torch.from_numpy(expected), atol=1e-5, rtol=1e-5)
+    check(fmt, case, runs(fmt)[case])
 
 
 @pytest.mark.parametrize("fmt", ["k3.keras", "k2.h5"], ids=["keras3", "keras2"])
 def test_gru_cell_reset_before_is_refused(fmt: str, tmp_path: Path) -> None:
-    keras = _keras(fmt)
+    keras = keras_for(fmt)
     x = keras.Input((STEPS, FEATURES))
     cells = [keras.layers.LSTMCell(3), keras.layers.GRUCell(2, reset_after=False, name="old")]
     model = keras.Model(x, keras.layers.RNN(cells, name="stack")(x))
