@@ -1,6 +1,6 @@
 """keras-hub's EfficientNet blocks (FusedMBConvBlock, MBConvBlock, CBABlock of EfficientNetV2 and the EdgeTPU
-variants) as chains of torch convs, BatchNorms and activations, their squeeze-and-excitation as
-``KerasHubEfficientNetSE`` (``codegen/helpers_keras_hub_efficientnet.py``).
+variants) as one module each, ``KerasHubFusedMBConvBlock`` / ``KerasHubMBConvBlock`` / ``KerasHubCBABlock``,
+their squeeze-and-excitation as ``KerasHubEfficientNetSE`` inside (``codegen/helpers_keras_hub_efficientnet.py``).
 
 The blocks take their BatchNorms' epsilon and momentum from their config (the backbone passes its own); the
 Dropout before the residual add (drop-connect) is the identity at inference. Their convs are built on the
@@ -11,7 +11,6 @@ Written from keras-hub 0.32's ``efficientnet/fusedmbconv.py``, ``mbconv.py`` and
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -19,10 +18,11 @@ import numpy as np
 from ...map import layouts
 from ...readers.keras_hub.efficientnet import BLOCKS
 from ..base import Converted, Ctx, Module, Op, Param, TensorInfo
-from ..common import activation_ops, apply_module, cfg_bool, cfg_float, cfg_int, cfg_str, channels_last, param
+from ..common import _name_of, cfg_bool, cfg_float, cfg_int, cfg_str, channels_last, param
 from ..padding import conv_out_size, window_plan
 from ..registry import converter
 from .common import sublayer_weights
+from .mobilenet import ACTIVATIONS
 
 _QUALIFIED = {kind: f"{module}>{name}" for kind, (name, module) in BLOCKS.items()}  # module>class, unregistered
 # The activations KerasHubEfficientNetSE builds by name (its table); another one in an SE block is refused.
@@ -30,83 +30,85 @@ SE_ACTIVATIONS = ("relu", "relu6", "silu", "swish", "hard_silu", "hard_swish", "
                   "mish", "linear")
 
 
-class _Chain:
-    """The ops, params and shape of one block, built step by step (each module its own attribute)."""
+class _Block:
+    """One block's params under its torch attribute names, its output shape and notes, built conv by conv."""
 
     def __init__(self, ctx: Ctx, weights: dict[str, tuple[Any, ...]]) -> None:
         self.ctx, self.w = ctx, weights
         self.eps, self.momentum = cfg_float(ctx, "batch_norm_epsilon", 1e-3), cfg_float(ctx, "batch_norm_momentum", 0.9)
-        self.act = cfg_str(ctx, "activation", "swish")
-        self.ops: list[Op] = []
+        self.act = _activation(ctx, cfg_str(ctx, "activation", "swish"))
         self.params: list[Param] = []
+        self.channels = ctx.x.shape[-1]
+        if self.channels is None:
+            raise ctx.unsupported("the number of input channels is unknown")
         self.shape: tuple[int | None, ...] = ctx.x.shape
         self.notes: list[str] = [f"BatchNorm epsilon {self.eps:g} carried over"]
-        self.helpers: tuple[str, ...] = ()
 
-    def conv(self, sublayer: str, filters: int, kernel: int, stride: int = 1, depthwise: bool = False,
-             same: bool = False) -> None:
-        """A bias-free conv: after ZeroPadding2D(kernel // 2) and "valid" (keras-hub's usual pair, torch's
-        symmetric conv padding), or TF "same" (``same``: MBConv's depthwise conv, asymmetric at stride 2)."""
-        channels = self.shape[-1]
-        if channels is None:
-            raise self.ctx.unsupported("the number of input channels is unknown")
-        pad: tuple[int, ...] = (kernel // 2, kernel // 2)
+    def conv_bn(self, conv: str, bn: str, filters: int, kernel: int, stride: int = 1, depthwise: bool = False,
+                same: bool = False) -> Any:
+        """A bias-free conv and its BatchNorm: after ZeroPadding2D(kernel // 2) and "valid" (keras-hub's usual
+        pair, torch's symmetric conv padding), or TF "same" (``same``: MBConv's depthwise conv, asymmetric at
+        stride 2; returns the helper's ``padding`` for it)."""
+        padding: Any = None
         if same:  # the depthwise conv sees the block's input size (a 1x1 conv or nothing before it)
             plan = window_plan(self.ctx, (kernel, kernel), (stride, stride), (1, 1), "same", "conv")
-            self.ops += [dataclasses.replace(op, suffix=f"{sublayer}_pad") for op in plan.ops]
             self.notes += plan.notes
-            self.helpers += plan.helpers
-            pad = plan.padding
-        module = Module("nn.Conv2d", (channels, filters, (kernel, kernel)), (
-            ("stride", (stride, stride)), ("padding", pad), ("groups", channels if depthwise else 1), ("bias", False)))
-        self.ops.append(apply_module(module, sublayer))
-        self.params.append(param(sublayer, "weight", self.w[sublayer][0], "depthwise2d" if depthwise else "conv2d"))
+            if "SamePad" in plan.helpers:
+                padding = None  # the input size is unknown: the helper computes TF's padding at run time
+            elif plan.ops:
+                padding = plan.ops[0].module.args[0]  # the explicit (left, right, top, bottom) ZeroPad2d
+            else:
+                padding = plan.padding
         size = [conv_out_size(s, kernel, stride, 1, "same") if same else
                 None if s is None else (s + 2 * (kernel // 2) - kernel) // stride + 1 for s in self.shape[:2]]
         if any(s is not None and s < 1 for s in size):
             raise self.ctx.unsupported(f"a {kernel}x{kernel} conv of stride {stride} leaves no output of "
                                        f"{self.shape[:2]}")
         self.shape = (*size, filters)
+        gamma, beta, mean, variance = self.w[bn]
+        self.params += [param("", f"{conv}.weight", self.w[conv][0], "depthwise2d" if depthwise else "conv2d"),
+                        param("", f"{bn}.weight", gamma), param("", f"{bn}.bias", beta),
+                        param("", f"{bn}.running_mean", mean), param("", f"{bn}.running_var", variance),
+                        Param("", f"{bn}.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
+        return padding
 
-    def batch_norm(self, sublayer: str) -> None:
-        gamma, beta, mean, variance = self.w[sublayer]
-        # Keras: moving = m * moving + (1 - m) * batch; torch: moving = (1 - m') * moving + m' * batch
-        module = Module("nn.BatchNorm2d", (self.shape[-1],), (("eps", self.eps),
-                                                              ("momentum", round(1 - self.momentum, 10))))
-        self.ops.append(apply_module(module, sublayer))
-        self.params += [param(sublayer, "weight", gamma), param(sublayer, "bias", beta),
-                        param(sublayer, "running_mean", mean), param(sublayer, "running_var", variance),
-                        Param(sublayer, "num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
-
-    def activation(self, suffix: str, fn: Any) -> None:
-        self.ops += activation_ops(self.ctx, fn, TensorInfo(self.shape, "cf"), suffix)
-
-    def squeeze_excite(self, filters: int) -> None:
-        """keras-hub's SE of ``max(1, int(input_filters * se_ratio))`` channels, on a tensor of ``filters``."""
+    def squeeze_excite(self, filters: int) -> int:
+        """keras-hub's SE of ``max(1, int(input_filters * se_ratio))`` channels, on a tensor of ``filters``
+        (its params ``se.*``); returns that width."""
         if self.shape[-1] != filters:
             raise self.ctx.unsupported(f"squeeze-and-excitation of {filters} channels on {self.shape[-1]}")
         if self.act not in SE_ACTIVATIONS:
             raise self.ctx.unsupported(f"activation {self.act!r} in the squeeze-and-excitation")
-        bottleneck = max(1, int(cfg_int(self.ctx, "input_filters") * cfg_float(self.ctx, "se_ratio")))
         reduce, expand = self.w["se_conv1"], self.w["se_conv2"]
-        self.ops.append(apply_module(Module("KerasHubEfficientNetSE", (filters, bottleneck, self.act)), "se"))
-        self.params += [param("se", "reduce.weight", reduce[0], "conv2d"), param("se", "reduce.bias", reduce[1]),
-                        param("se", "expand.weight", expand[0], "conv2d"), param("se", "expand.bias", expand[1])]
-        self.helpers += ("KerasHubEfficientNetSE",)
+        self.params += [param("", "se.reduce.weight", reduce[0], "conv2d"), param("", "se.reduce.bias", reduce[1]),
+                        param("", "se.expand.weight", expand[0], "conv2d"), param("", "se.expand.bias", expand[1])]
+        return max(1, int(cfg_int(self.ctx, "input_filters") * cfg_float(self.ctx, "se_ratio")))
 
-    def residual(self) -> None:
+    def residual(self) -> bool:
         """The input added when stride is 1, input_filters == output_filters and not nores (the Dropout before
         it is the identity at inference)."""
         if cfg_int(self.ctx, "strides") != 1 or cfg_int(self.ctx, "input_filters") != cfg_int(self.ctx, "output_filters") \
                 or cfg_bool(self.ctx, "nores", False):
-            return
+            return False
         if self.shape != self.ctx.x.shape:
             raise self.ctx.unsupported(f"a residual add of {self.ctx.x.shape} and {self.shape}")
-        self.ops.append(Op("{x} + {0}"))
+        return True
 
-    def done(self) -> Converted:
-        return Converted(tuple(self.ops), (TensorInfo(self.shape, "cf"),), tuple(self.params),
-                         helpers=tuple(dict.fromkeys(self.helpers)), notes=tuple(self.notes))
+    def done(self, cls: str, *args: Any) -> Converted:
+        """The block's one module: its hyper-parameters, then the BatchNorms' epsilon and torch momentum
+        (Keras: moving = m * moving + (1 - m) * batch; torch: moving = (1 - m') * moving + m' * batch)."""
+        module = Module(cls, (*args, self.eps, round(1 - self.momentum, 10)))
+        helpers = ("keras_hub_activation", "KerasHubEfficientNetSE", cls)
+        return Converted((Op("{m}({x})", module),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
+                         helpers=helpers, notes=tuple(self.notes))
+
+
+def _activation(ctx: Ctx, activation: Any) -> str | None:
+    """The name keras_hub_activation builds (the blocks' table); another activation is refused."""
+    name = _name_of(activation)
+    if name not in ACTIVATIONS:
+        raise ctx.unsupported(f"activation {activation!r} is not supported")
+    return name
 
 
 def _has_se(ctx: Ctx) -> bool:
@@ -114,11 +116,11 @@ def _has_se(ctx: Ctx) -> bool:
     return 0 < ratio <= 1  # keras-hub's test: a ratio above 1 builds no SE either
 
 
-def _start(ctx: Ctx, expected: dict[str, int]) -> _Chain:
+def _start(ctx: Ctx, expected: dict[str, int]) -> _Block:
     channels_last(ctx)
     if ctx.x.rank != 4:
         raise ctx.unsupported(f"expected an image (N, H, W, C), found {ctx.x.shape}")
-    return _Chain(ctx, sublayer_weights(ctx, expected))
+    return _Block(ctx, sublayer_weights(ctx, expected))
 
 
 _SE = {"se_conv1": 2, "se_conv2": 2}
@@ -129,20 +131,18 @@ def fused_mbconv(ctx: Ctx) -> Converted:
     """Padded k x k conv (stride) to input_filters * expand_ratio, BN, act, [SE], padded 1x1 (projection_kernel_size)
     conv, BN, [projection activation when expand_ratio is 1], [+ input]."""
     se, expand = _has_se(ctx), cfg_int(ctx, "expand_ratio", 1)
-    c = _start(ctx, {"conv1": 1, "bn1": 4, "output_conv": 1, "bn2": 4, **(_SE if se else {})})
-    filters = cfg_int(ctx, "input_filters") * expand
-    c.conv("conv1", filters, cfg_int(ctx, "kernel_size", 3), cfg_int(ctx, "strides", 1))
-    c.batch_norm("bn1")
-    c.activation("act", c.act)
-    if se:
-        c.squeeze_excite(filters)
-    c.conv("output_conv", cfg_int(ctx, "output_filters"), cfg_int(ctx, "projection_kernel_size", 1))
-    c.batch_norm("bn2")
+    b = _start(ctx, {"conv1": 1, "bn1": 4, "output_conv": 1, "bn2": 4, **(_SE if se else {})})
+    filters, out = cfg_int(ctx, "input_filters") * expand, cfg_int(ctx, "output_filters")
+    kernel, stride, projection_kernel = cfg_int(ctx, "kernel_size", 3), cfg_int(ctx, "strides", 1), \
+        cfg_int(ctx, "projection_kernel_size", 1)
+    b.conv_bn("conv1", "bn1", filters, kernel, stride)
+    bottleneck = b.squeeze_excite(filters) if se else 0
+    b.conv_bn("output_conv", "bn2", out, projection_kernel)
     projection = ctx.config.get("projection_activation")
-    if expand == 1 and projection:  # keras-hub applies it only then (it is built whenever it is set)
-        c.activation("projection_act", projection)
-    c.residual()
-    return c.done()
+    # keras-hub applies it only when expand_ratio is 1 (it is built whenever it is set)
+    projection = _activation(ctx, projection) if expand == 1 and projection else None
+    return b.done("KerasHubFusedMBConvBlock", b.channels, filters, out, kernel, stride, projection_kernel, b.act,
+                  bottleneck, projection, b.residual())
 
 
 @converter(_QUALIFIED["unfused"], wants="cf")
@@ -151,29 +151,24 @@ def mbconv(ctx: Ctx) -> Converted:
     ("same", stride), BN, act, [SE], padded conv (1x1, or k x k when expand_ratio is 1), BN, [+ input]."""
     se, expand, kernel = _has_se(ctx), cfg_int(ctx, "expand_ratio", 1), cfg_int(ctx, "kernel_size", 3)
     expanded = {"conv1": 1, "bn1": 4} if expand != 1 else {}  # not called, so never built: no weights
-    c = _start(ctx, {**expanded, "depthwise": 1, "bn2": 4, "output_conv": 1, "bn3": 4, **(_SE if se else {})})
-    filters = cfg_int(ctx, "input_filters") * expand
+    b = _start(ctx, {**expanded, "depthwise": 1, "bn2": 4, "output_conv": 1, "bn3": 4, **(_SE if se else {})})
+    filters, out, stride = cfg_int(ctx, "input_filters") * expand, cfg_int(ctx, "output_filters"), \
+        cfg_int(ctx, "strides", 1)
     if expand != 1:
-        c.conv("conv1", filters, 1)
-        c.batch_norm("bn1")
-        c.activation("act1", c.act)
-    c.conv("depthwise", c.shape[-1] or 0, kernel, cfg_int(ctx, "strides", 1), depthwise=True, same=True)
-    c.batch_norm("bn2")
-    c.activation("act2", c.act)  # the same Activation layer as act1 in keras-hub (no weights)
-    if se:
-        c.squeeze_excite(filters)
-    c.conv("output_conv", cfg_int(ctx, "output_filters"), 1 if expand != 1 else kernel)
-    c.batch_norm("bn3")
-    c.residual()
-    return c.done()
+        b.conv_bn("conv1", "bn1", filters, 1)
+    # the same Activation layer after bn1 and bn2 in keras-hub (no weights)
+    padding = b.conv_bn("depthwise", "bn2", b.shape[-1] or 0, kernel, stride, depthwise=True, same=True)
+    bottleneck = b.squeeze_excite(filters) if se else 0
+    output_kernel = 1 if expand != 1 else kernel
+    b.conv_bn("output_conv", "bn3", out, output_kernel)
+    return b.done("KerasHubMBConvBlock", b.channels, filters if expand != 1 else None, out, kernel, stride, padding,
+                  output_kernel, b.act, bottleneck, b.residual())
 
 
 @converter(_QUALIFIED["cba"], wants="cf")
 def cba(ctx: Ctx) -> Converted:
     """Padded k x k conv (stride) to output_filters, BN, act, [+ input]."""
-    c = _start(ctx, {"conv1": 1, "bn1": 4})
-    c.conv("conv1", cfg_int(ctx, "output_filters"), cfg_int(ctx, "kernel_size", 3), cfg_int(ctx, "strides", 1))
-    c.batch_norm("bn1")
-    c.activation("act", c.act)
-    c.residual()
-    return c.done()
+    b = _start(ctx, {"conv1": 1, "bn1": 4})
+    out, kernel, stride = cfg_int(ctx, "output_filters"), cfg_int(ctx, "kernel_size", 3), cfg_int(ctx, "strides", 1)
+    b.conv_bn("conv1", "bn1", out, kernel, stride)
+    return b.done("KerasHubCBABlock", b.channels, out, kernel, stride, b.act, b.residual())

@@ -1,10 +1,10 @@
-"""keras-hub's MobileNet blocks (DepthwiseConvBlock, InvertedResidualBlock, ConvBnActBlock) as chains of
-torch convs, BatchNorms and activations, their squeeze-and-excitation as ``KerasHubSqueezeExcite``
-(``codegen/helpers_keras_hub_mobilenet.py``).
+"""keras-hub's MobileNet blocks (DepthwiseConvBlock, InvertedResidualBlock, ConvBnActBlock) as one module each,
+``KerasHubDepthwiseConvBlock`` / ``KerasHubInvertedResidualBlock`` / ``KerasHubConvBnActBlock``, their
+squeeze-and-excitation as ``KerasHubSqueezeExcite`` inside (``codegen/helpers_keras_hub_mobilenet.py``).
 
 The blocks are plain Layer subclasses, saved under their module and bare class name. Their BatchNorms'
-epsilon and momentum are constants of keras-hub's module, not in any config. Written from keras-hub 0.32's
-``mobilenet/mobilenet_backbone.py``.
+epsilon and momentum are constants of keras-hub's module, not in any config (the helpers carry them).
+Written from keras-hub 0.32's ``mobilenet/mobilenet_backbone.py``.
 """
 
 from __future__ import annotations
@@ -16,88 +16,76 @@ import numpy as np
 from ...map import layouts
 from ...readers.keras_hub.mobilenet import BN_EPSILON, BN_MOMENTUM, MODULE, adjust_channels
 from ..base import Converted, Ctx, Module, Op, Param, TensorInfo
-from ..common import activation_ops, apply_module, cfg_bool, cfg_float, cfg_int, channels_last, param
+from ..common import _name_of, cfg_bool, cfg_float, cfg_int, channels_last, param
 from ..registry import converter
 from .common import sublayer_weights
 
 QUALIFIED = MODULE + ">"  # the blocks are found by module>class (qualified_class_name)
 _BN = {"batch_normalization1": 4, "batch_normalization2": 4, "batch_normalization3": 4}
+# keras_hub_activation's names (the helpers build the activation by name); another one (softmax, the shrinks,
+# exponential) is refused
+ACTIVATIONS = ("relu", "relu6", "silu", "swish", "hard_silu", "hard_swish", "hard_sigmoid", "gelu", "tanh", "sigmoid",
+               "elu", "selu", "celu", "softplus", "softsign", "mish", "hard_tanh", "log_sigmoid", "tanh_shrink",
+               "leaky_relu", "linear", None)
+HELPERS = ("keras_hub_activation", "KerasHubSqueezeExcite")
+if (BN_EPSILON, BN_MOMENTUM) != (1e-5, 0.9):  # the helpers' BatchNorm constants
+    raise AssertionError("keras-hub's mobilenet BatchNorm constants changed: update helpers_keras_hub_mobilenet.py")
 
 
-class _Chain:
-    """The ops, params and shape of one block, built step by step (each module its own attribute)."""
+class _Block:
+    """One block's params under its torch attribute names, and its output shape, built conv by conv."""
 
     def __init__(self, ctx: Ctx, weights: dict[str, tuple[Any, ...]]) -> None:
         self.ctx, self.w = ctx, weights
-        self.ops: list[Op] = []
         self.params: list[Param] = []
         self.shape: tuple[int | None, ...] = ctx.x.shape
-        self.helpers: tuple[str, ...] = ()
 
-    def info(self) -> TensorInfo:
-        return TensorInfo(self.shape, "cf")
-
-    def conv(self, suffix: str, sublayer: str, filters: int, kernel: int = 1, stride: int = 1, pad: int = 0,
-             depthwise: bool = False) -> None:
-        """A bias-free Conv2D (``depthwise``: groups = channels) after ``pad`` zeros on each side (keras-hub's
-        ZeroPadding2D before a "valid" conv, the same numbers as torch's conv padding)."""
-        channels = self.shape[-1]
-        if channels is None:
-            raise self.ctx.unsupported("the number of input channels is unknown")
-        module = Module("nn.Conv2d", (channels, filters, (kernel, kernel)), (
-            ("stride", (stride, stride)), ("padding", (pad, pad)), ("groups", channels if depthwise else 1),
-            ("bias", False)))
-        self.ops.append(apply_module(module, suffix))
-        self.params.append(param(suffix, "weight", self.w[sublayer][0], "conv2d"))
+    def conv_bn(self, conv: str, sublayer: str, bn: str, bn_sublayer: str, filters: int, kernel: int = 1,
+                stride: int = 1, pad: int = 0) -> None:
+        """A bias-free conv (after ``pad`` zeros on each side: keras-hub's ZeroPadding2D before a "valid" conv,
+        the same numbers as torch's conv padding) and its BatchNorm."""
         size = [None if s is None else (s + 2 * pad - kernel) // stride + 1 for s in self.shape[:2]]
         if any(s is not None and s < 1 for s in size):
             raise self.ctx.unsupported(f"a {kernel}x{kernel} conv of stride {stride} leaves no output of "
                                        f"{self.shape[:2]}")
         self.shape = (*size, filters)
+        gamma, beta, mean, variance = self.w[bn_sublayer]
+        self.params += [param("", f"{conv}.weight", self.w[sublayer][0], "conv2d"),
+                        param("", f"{bn}.weight", gamma), param("", f"{bn}.bias", beta),
+                        param("", f"{bn}.running_mean", mean), param("", f"{bn}.running_var", variance),
+                        Param("", f"{bn}.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
 
-    def batch_norm(self, suffix: str, sublayer: str) -> None:
-        gamma, beta, mean, variance = self.w[sublayer]
-        # Keras: moving = m * moving + (1 - m) * batch; torch: moving = (1 - m') * moving + m' * batch
-        module = Module("nn.BatchNorm2d", (self.shape[-1],), (("eps", BN_EPSILON),
-                                                              ("momentum", round(1 - BN_MOMENTUM, 10))))
-        self.ops.append(apply_module(module, suffix))
-        self.params += [param(suffix, "weight", gamma), param(suffix, "bias", beta),
-                        param(suffix, "running_mean", mean), param(suffix, "running_var", variance),
-                        Param(suffix, "num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
-
-    def activation(self, suffix: str, fn: Any) -> None:
-        self.ops += activation_ops(self.ctx, fn, self.info(), suffix)
-
-    def squeeze_excite(self, sublayer: str, ratio: float) -> None:
+    def squeeze_excite(self, sublayer: str, ratio: float) -> int:
+        """The SE's params (``se.*``) and its bottleneck width."""
         reduce, expand = self.w[f"{sublayer}/conv_reduce"], self.w[f"{sublayer}/conv_expand"]
-        channels = self.shape[-1] or 0
-        bottleneck = adjust_channels(channels * ratio)
-        self.ops.append(apply_module(Module("KerasHubSqueezeExcite", (self.shape[-1], bottleneck)), "se"))
-        self.params += [param("se", "conv_reduce.weight", reduce[0], "conv2d"), param("se", "conv_reduce.bias", reduce[1]),
-                        param("se", "conv_expand.weight", expand[0], "conv2d"), param("se", "conv_expand.bias", expand[1])]
-        self.helpers = ("KerasHubSqueezeExcite",)
+        self.params += [param("", "se.conv_reduce.weight", reduce[0], "conv2d"), param("", "se.conv_reduce.bias", reduce[1]),
+                        param("", "se.conv_expand.weight", expand[0], "conv2d"), param("", "se.conv_expand.bias", expand[1])]
+        return adjust_channels((self.shape[-1] or 0) * ratio)
 
-    def residual(self) -> None:
+    def residual(self) -> bool:
         if self.shape != self.ctx.x.shape:
             raise self.ctx.unsupported(f"a residual add of {self.ctx.x.shape} and {self.shape}")
-        self.ops.append(Op("{x} + {0}"))
+        return True
 
-    def done(self) -> Converted:
-        return Converted(tuple(self.ops), (self.info(),), tuple(self.params), helpers=self.helpers,
-                         notes=(f"BatchNorm epsilon {BN_EPSILON:g} carried over",))
+    def done(self, cls: str, *args: Any) -> Converted:
+        return Converted((Op("{m}({x})", Module(cls, args)),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
+                         helpers=(*HELPERS, cls), notes=(f"BatchNorm epsilon {BN_EPSILON:g} carried over",))
 
 
-def _start(ctx: Ctx, expected: dict[str, int], se: str | None) -> _Chain:
-    """The block's weights by sublayer (its SE's when ``se`` names it) and the input checked against
+def _start(ctx: Ctx, expected: dict[str, int], se: str | None) -> tuple[_Block, int]:
+    """The block's weights by sublayer (its SE's when ``se`` names it) and the input's channels, checked against
     ``infilters`` when the config has one."""
     channels_last(ctx)
     if ctx.x.rank != 4:
         raise ctx.unsupported(f"expected an image (N, H, W, C), found {ctx.x.shape}")
-    if "infilters" in ctx.config and cfg_int(ctx, "infilters") != ctx.x.shape[-1]:
-        raise ctx.unsupported(f"infilters={ctx.config['infilters']} but the input has {ctx.x.shape[-1]} channels")
+    channels = ctx.x.shape[-1]
+    if channels is None:
+        raise ctx.unsupported("the number of input channels is unknown")
+    if "infilters" in ctx.config and cfg_int(ctx, "infilters") != channels:
+        raise ctx.unsupported(f"infilters={ctx.config['infilters']} but the input has {channels} channels")
     if se:
         expected = {**expected, f"{se}/conv_reduce": 2, f"{se}/conv_expand": 2}
-    return _Chain(ctx, sublayer_weights(ctx, expected))
+    return _Block(ctx, sublayer_weights(ctx, expected)), channels
 
 
 def _se_ratio(ctx: Ctx) -> float:
@@ -105,23 +93,26 @@ def _se_ratio(ctx: Ctx) -> float:
     return 0.0 if ctx.config.get("squeeze_excite_ratio") is None else cfg_float(ctx, "squeeze_excite_ratio")
 
 
+def _activation(ctx: Ctx) -> str | None:
+    name = _name_of(ctx.config.get("activation"))
+    if name not in ACTIVATIONS:
+        raise ctx.unsupported(f"activation {ctx.config.get('activation')!r} is not supported")
+    return name
+
+
 @converter(QUALIFIED + "DepthwiseConvBlock", wants="cf")
 def depthwise_conv_block(ctx: Ctx) -> Converted:
     """Pad 1, depthwise conv, BN, ReLU, [SE], 1x1 conv, BN, [+ input]."""
     se = _se_ratio(ctx)
-    c = _start(ctx, {"conv1": 1, "conv2": 1, "batch_normalization1": 4, "batch_normalization2": 4},
-               "se_layer" if se else None)
-    c.conv("conv1", "conv1", ctx.x.shape[-1] or 0, cfg_int(ctx, "kernel_size", 3), cfg_int(ctx, "stride", 2), 1,
-           depthwise=True)  # padding (1, 1) whatever the kernel size: keras-hub's
-    c.batch_norm("bn1", "batch_normalization1")
-    c.activation("act1", "relu")  # keras.layers.ReLU()
-    if se:
-        c.squeeze_excite("se_layer", se)
-    c.conv("conv2", "conv2", cfg_int(ctx, "filters"))
-    c.batch_norm("bn2", "batch_normalization2")
-    if cfg_bool(ctx, "residual", False):
-        c.residual()
-    return c.done()
+    b, channels = _start(ctx, {"conv1": 1, "conv2": 1, "batch_normalization1": 4, "batch_normalization2": 4},
+                         "se_layer" if se else None)
+    kernel, stride, filters = cfg_int(ctx, "kernel_size", 3), cfg_int(ctx, "stride", 2), cfg_int(ctx, "filters")
+    # padding (1, 1) whatever the kernel size: keras-hub's
+    b.conv_bn("conv1", "conv1", "bn1", "batch_normalization1", channels, kernel, stride, 1)
+    bottleneck = b.squeeze_excite("se_layer", se) if se else 0
+    b.conv_bn("conv2", "conv2", "bn2", "batch_normalization2", filters)
+    residual = cfg_bool(ctx, "residual", False) and b.residual()
+    return b.done("KerasHubDepthwiseConvBlock", channels, filters, kernel, stride, bottleneck, residual)
 
 
 @converter(QUALIFIED + "InvertedResidualBlock", wants="cf")
@@ -129,29 +120,23 @@ def inverted_residual_block(ctx: Ctx) -> Converted:
     """1x1 conv to the expanded width, BN, act, pad, depthwise conv, BN, act, [SE], 1x1 conv, BN, and the
     input added when stride is 1 and infilters == filters."""
     se = _se_ratio(ctx)
-    c = _start(ctx, {"conv1": 1, "conv2": 1, "conv3": 1, **_BN}, "squeeze_excite" if se else None)
+    b, channels = _start(ctx, {"conv1": 1, "conv2": 1, "conv3": 1, **_BN}, "squeeze_excite" if se else None)
     expanded, filters = adjust_channels(cfg_int(ctx, "expansion")), cfg_int(ctx, "filters")
-    stride, act = cfg_int(ctx, "stride"), ctx.config.get("activation")
-    c.conv("conv1", "conv1", expanded)
-    c.batch_norm("bn1", "batch_normalization1")
-    c.activation("act1", act)
-    c.conv("conv2", "conv2", expanded, cfg_int(ctx, "kernel_size"), stride, cfg_int(ctx, "padding"), depthwise=True)
-    c.batch_norm("bn2", "batch_normalization2")
-    c.activation("act2", act)
-    if se:
-        c.squeeze_excite("squeeze_excite", se)
-    c.conv("conv3", "conv3", filters)
-    c.batch_norm("bn3", "batch_normalization3")
-    if stride == 1 and cfg_int(ctx, "infilters") == filters:
-        c.residual()
-    return c.done()
+    kernel, stride, pad, act = cfg_int(ctx, "kernel_size"), cfg_int(ctx, "stride"), cfg_int(ctx, "padding"), \
+        _activation(ctx)
+    b.conv_bn("conv1", "conv1", "bn1", "batch_normalization1", expanded)
+    b.conv_bn("conv2", "conv2", "bn2", "batch_normalization2", expanded, kernel, stride, pad)
+    bottleneck = b.squeeze_excite("squeeze_excite", se) if se else 0
+    b.conv_bn("conv3", "conv3", "bn3", "batch_normalization3", filters)
+    residual = stride == 1 and cfg_int(ctx, "infilters") == filters and b.residual()
+    return b.done("KerasHubInvertedResidualBlock", channels, expanded, filters, kernel, stride, pad, act, bottleneck,
+                  residual)
 
 
 @converter(QUALIFIED + "ConvBnActBlock", wants="cf")
 def conv_bn_act_block(ctx: Ctx) -> Converted:
     """1x1 conv, BN, activation."""
-    c = _start(ctx, {"conv": 1, "batch_normalization": 4}, None)
-    c.conv("conv", "conv", cfg_int(ctx, "filter"))
-    c.batch_norm("bn", "batch_normalization")
-    c.activation("act", ctx.config.get("activation"))
-    return c.done()
+    b, channels = _start(ctx, {"conv": 1, "batch_normalization": 4}, None)
+    filters, act = cfg_int(ctx, "filter"), _activation(ctx)
+    b.conv_bn("conv", "conv", "bn", "batch_normalization", filters)
+    return b.done("KerasHubConvBnActBlock", channels, filters, act)
