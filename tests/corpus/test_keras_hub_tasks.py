@@ -243,3 +243,19 @@ def test_a_masked_lm_head_outside_a_masked_lm_task_is_refused(tmp_path):
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "only the head of a keras-hub MaskedLM task" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_task_around_the_wrong_backbone_is_refused_in_one_short_line(tasks, tmp_path):
+    """A text classifier whose backbone is an image model: the one-line error names what the head needs and
+    shows the argument shortened (it is a whole serialized model)."""
+    _, bert, _, _ = tasks("bert_classifier")
+    _, resnet, _, _ = tasks("resnet_classifier")
+    with zipfile.ZipFile(resnet) as zf:
+        image_backbone = json.loads(zf.read("config.json"))["config"]["backbone"]
+    edited = edit_keras_member(bert, tmp_path / "wrong.keras", "config.json",
+                               lambda c: {**c, "config": {**c["config"], "backbone": image_backbone}})
+    result = CliRunner().invoke(main, ["convert", str(edited), "-o", str(tmp_path / "out")])
+    print(result.stderr)
+    assert result.exit_code == EXIT_ERROR and "a backbone with a 'pooled_output' output" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and len(result.stderr) < 600
+    assert not (tmp_path / "out").exists()

@@ -31,8 +31,10 @@ class Args:
         self.read: set[str] = set(_IGNORED)
 
     def fail(self, key: str, expected: str) -> FormatError:
+        found = repr(self.config.get(key))  # (a Task's backbone argument is a whole serialized model)
+        found = found if len(found) <= 120 else found[:117] + "..."
         return FormatError(f"{self.where}: {self.class_name} argument {key!r} should be {expected}, found "
-                           f"{self.config.get(key)!r}; the file was not written by keras-hub")
+                           f"{found}; the file was not written by keras-hub")
 
     def int(self, key: str, default: int | None = None, minimum: int = 1) -> int:
         value = self._get(key, default)
