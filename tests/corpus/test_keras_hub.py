@@ -279,3 +279,18 @@ def test_the_inference_form_folds_the_blocks_batch_norms_and_matches(models, nam
     rel = float(np.abs(got - expected["output"]).max() / np.abs(expected["output"]).max())
     print(f"{name}: {norms[0]} BatchNorms, {norms[1]} left unfolded; max relative error {rel:.2e}")
     assert rel <= 1e-4 and norms[1] == 0
+
+
+def test_the_block_converters_accept_exactly_the_activations_the_helpers_build():
+    """The converters refuse by a name list; the generated helpers build by a table: the two agree."""
+    import torch
+
+    from tf2torch.codegen.helpers_keras_hub_mobilenet import keras_hub_activation
+    from tf2torch.layers.keras_hub.mobilenet import ACTIVATIONS
+
+    built = {name: type(keras_hub_activation(name)).__name__ for name in ACTIVATIONS}
+    print(built)
+    assert all(isinstance(keras_hub_activation(name), torch.nn.Module) for name in ACTIVATIONS)
+    for refused in ("softmax", "exponential", "soft_shrink"):
+        with pytest.raises(KeyError):
+            keras_hub_activation(refused)

@@ -21,11 +21,7 @@ class KerasHubEfficientNetSE(nn.Module):
         super().__init__()
         self.reduce = nn.Conv2d(channels, bottleneck, 1)
         self.expand = nn.Conv2d(bottleneck, channels, 1)
-        # by the name the converter passes (a literal of its SE_ACTIVATIONS, never a callable from the file): each
-        # Keras's function (swish = silu = x * sigmoid(x), hard_silu = x * relu6(x + 3) / 6, gelu the exact erf form)
-        self.act = {"relu": nn.ReLU, "relu6": nn.ReLU6, "silu": nn.SiLU, "swish": nn.SiLU, "hard_silu": nn.Hardswish,
-                    "hard_swish": nn.Hardswish, "gelu": nn.GELU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid,
-                    "elu": nn.ELU, "mish": nn.Mish, "linear": nn.Identity}[activation]()
+        self.act = keras_hub_activation(activation)  # the block's (by name, never a callable from the file)
 
     def forward(self, x):
         scale = self.act(self.reduce(x.mean((2, 3), keepdim=True)))

@@ -11,8 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from ...map import layouts
 from ...spec import Variable
-from ..base import Ctx
+from ..base import Ctx, Param
+from ..common import param
 
 HUB = "keras_hub>"
 
@@ -60,3 +64,13 @@ def shared_module(ctx: Ctx, entry: Any) -> tuple[tuple[str, str], str] | None:
         raise ctx.unsupported(f"shared layer {str(path)[:80]}: expected [model, layer] or [model, layer, "
                               "'token_embedding']", "the file does not match its own config")
     return (path[0], path[1]), _SUBLAYERS[path[2]] if len(path) == 3 else ""
+
+
+def conv_bn_params(conv: str, bn: str, kernel: Variable, norm: tuple[Variable, ...], kind: str = "conv2d"
+                   ) -> list[Param]:
+    """A bias-free conv's kernel and its BatchNorm's (gamma, beta, mean, variance) under the helper's attribute
+    names (``conv``, ``bn``), with the BatchNorm's counter torch keeps and Keras has not."""
+    gamma, beta, mean, variance = norm
+    return [param("", f"{conv}.weight", kernel, kind), param("", f"{bn}.weight", gamma), param("", f"{bn}.bias", beta),
+            param("", f"{bn}.running_mean", mean), param("", f"{bn}.running_var", variance),
+            Param("", f"{bn}.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]

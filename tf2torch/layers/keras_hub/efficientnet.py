@@ -13,21 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ...map import layouts
 from ...readers.keras_hub.efficientnet import BLOCKS
 from ..base import Converted, Ctx, Module, Op, Param, TensorInfo
-from ..common import _name_of, cfg_bool, cfg_float, cfg_int, cfg_str, channels_last, param
+from ..common import cfg_bool, cfg_float, cfg_int, cfg_str, channels_last, param
 from ..padding import conv_out_size, window_plan
 from ..registry import converter
-from .common import sublayer_weights
-from .mobilenet import ACTIVATIONS
+from .common import conv_bn_params, sublayer_weights
+from .mobilenet import block_activation
 
 _QUALIFIED = {kind: f"{module}>{name}" for kind, (name, module) in BLOCKS.items()}  # module>class, unregistered
-# The activations KerasHubEfficientNetSE builds by name (its table); another one in an SE block is refused.
-SE_ACTIVATIONS = ("relu", "relu6", "silu", "swish", "hard_silu", "hard_swish", "gelu", "tanh", "sigmoid", "elu",
-                  "mish", "linear")
 
 
 class _Block:
@@ -36,7 +30,7 @@ class _Block:
     def __init__(self, ctx: Ctx, weights: dict[str, tuple[Any, ...]]) -> None:
         self.ctx, self.w = ctx, weights
         self.eps, self.momentum = cfg_float(ctx, "batch_norm_epsilon", 1e-3), cfg_float(ctx, "batch_norm_momentum", 0.9)
-        self.act = _activation(ctx, cfg_str(ctx, "activation", "swish"))
+        self.act = block_activation(ctx, cfg_str(ctx, "activation", "swish"))
         self.params: list[Param] = []
         self.channels = ctx.x.shape[-1]
         if self.channels is None:
@@ -65,11 +59,7 @@ class _Block:
             raise self.ctx.unsupported(f"a {kernel}x{kernel} conv of stride {stride} leaves no output of "
                                        f"{self.shape[:2]}")
         self.shape = (*size, filters)
-        gamma, beta, mean, variance = self.w[bn]
-        self.params += [param("", f"{conv}.weight", self.w[conv][0], "depthwise2d" if depthwise else "conv2d"),
-                        param("", f"{bn}.weight", gamma), param("", f"{bn}.bias", beta),
-                        param("", f"{bn}.running_mean", mean), param("", f"{bn}.running_var", variance),
-                        Param("", f"{bn}.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
+        self.params += conv_bn_params(conv, bn, self.w[conv][0], self.w[bn], "depthwise2d" if depthwise else "conv2d")
         return padding
 
     def squeeze_excite(self, filters: int) -> int:
@@ -77,8 +67,6 @@ class _Block:
         (its params ``se.*``); returns that width."""
         if self.shape[-1] != filters:
             raise self.ctx.unsupported(f"squeeze-and-excitation of {filters} channels on {self.shape[-1]}")
-        if self.act not in SE_ACTIVATIONS:
-            raise self.ctx.unsupported(f"activation {self.act!r} in the squeeze-and-excitation")
         reduce, expand = self.w["se_conv1"], self.w["se_conv2"]
         self.params += [param("", "se.reduce.weight", reduce[0], "conv2d"), param("", "se.reduce.bias", reduce[1]),
                         param("", "se.expand.weight", expand[0], "conv2d"), param("", "se.expand.bias", expand[1])]
@@ -101,14 +89,6 @@ class _Block:
         helpers = ("keras_hub_activation", "KerasHubEfficientNetSE", cls)
         return Converted((Op("{m}({x})", module),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
                          helpers=helpers, notes=tuple(self.notes))
-
-
-def _activation(ctx: Ctx, activation: Any) -> str | None:
-    """The name keras_hub_activation builds (the blocks' table); another activation is refused."""
-    name = _name_of(activation)
-    if name not in ACTIVATIONS:
-        raise ctx.unsupported(f"activation {activation!r} is not supported")
-    return name
 
 
 def _has_se(ctx: Ctx) -> bool:
@@ -140,7 +120,7 @@ def fused_mbconv(ctx: Ctx) -> Converted:
     b.conv_bn("output_conv", "bn2", out, projection_kernel)
     projection = ctx.config.get("projection_activation")
     # keras-hub applies it only when expand_ratio is 1 (it is built whenever it is set)
-    projection = _activation(ctx, projection) if expand == 1 and projection else None
+    projection = block_activation(ctx, projection) if expand == 1 and projection else None
     return b.done("KerasHubFusedMBConvBlock", b.channels, filters, out, kernel, stride, projection_kernel, b.act,
                   bottleneck, projection, b.residual())
 

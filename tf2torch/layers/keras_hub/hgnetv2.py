@@ -10,14 +10,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from ...map import layouts
 from ...spec import Variable
 from ..base import Converted, Ctx, Module, Op, Param, TensorInfo
 from ..common import cfg_bool, cfg_int, cfg_str, channels_last, param
 from ..registry import converter
-from .common import HUB, sublayer_weights
+from .common import HUB, conv_bn_params, sublayer_weights
 
 ACTIVATIONS = ("relu", "gelu", "tanh")  # HGNetV2ConvLayer's (or None: identity)
 # Keras 3 names a list's layers after their class, numbered per class (saving_lib._get_unique_name)
@@ -93,10 +90,7 @@ def _params(ctx: Ctx, units: list[Unit]) -> tuple[Param, ...]:
             _check(ctx, u.keras + "/" + part, group(u, part), shapes[part])
         (kernel,), (gamma, beta, mean, var) = group(u, "convolution"), group(u, "normalization")
         t = f"{u.torch}." if u.torch else ""  # (a unit called on its own is the module itself)
-        out += [param("", f"{t}conv.weight", kernel, "conv2d"), param("", f"{t}bn.weight", gamma),
-                param("", f"{t}bn.bias", beta), param("", f"{t}bn.running_mean", mean),
-                param("", f"{t}bn.running_var", var),
-                Param("", f"{t}bn.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
+        out += conv_bn_params(f"{t}conv", f"{t}bn", kernel, (gamma, beta, mean, var))
         if u.lab:
             scale, bias = group(u, "lab")
             out += [param("", f"{t}lab.scale", scale), param("", f"{t}lab.bias", bias)]

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ...map import layouts
 from ...readers.keras_hub.mobilenet import BN_EPSILON, BN_MOMENTUM, MODULE, adjust_channels
 from ..base import Converted, Ctx, Module, Op, Param, TensorInfo
 from ..common import _name_of, cfg_bool, cfg_float, cfg_int, channels_last, param
 from ..registry import converter
-from .common import sublayer_weights
+from .common import conv_bn_params, sublayer_weights
 
 QUALIFIED = MODULE + ">"  # the blocks are found by module>class (qualified_class_name)
 _BN = {"batch_normalization1": 4, "batch_normalization2": 4, "batch_normalization3": 4}
@@ -49,11 +46,7 @@ class _Block:
             raise self.ctx.unsupported(f"a {kernel}x{kernel} conv of stride {stride} leaves no output of "
                                        f"{self.shape[:2]}")
         self.shape = (*size, filters)
-        gamma, beta, mean, variance = self.w[bn_sublayer]
-        self.params += [param("", f"{conv}.weight", self.w[sublayer][0], "conv2d"),
-                        param("", f"{bn}.weight", gamma), param("", f"{bn}.bias", beta),
-                        param("", f"{bn}.running_mean", mean), param("", f"{bn}.running_var", variance),
-                        Param("", f"{bn}.num_batches_tracked", layouts.IDENTITY, const=np.zeros((), dtype=np.int64))]
+        self.params += conv_bn_params(conv, bn, self.w[sublayer][0], self.w[bn_sublayer])
 
     def squeeze_excite(self, sublayer: str, ratio: float) -> int:
         """The SE's params (``se.*``) and its bottleneck width."""
@@ -93,10 +86,11 @@ def _se_ratio(ctx: Ctx) -> float:
     return 0.0 if ctx.config.get("squeeze_excite_ratio") is None else cfg_float(ctx, "squeeze_excite_ratio")
 
 
-def _activation(ctx: Ctx) -> str | None:
-    name = _name_of(ctx.config.get("activation"))
+def block_activation(ctx: Ctx, activation: Any) -> str | None:
+    """The name keras_hub_activation builds (the helpers' table); another activation is refused."""
+    name = _name_of(activation)
     if name not in ACTIVATIONS:
-        raise ctx.unsupported(f"activation {ctx.config.get('activation')!r} is not supported")
+        raise ctx.unsupported(f"activation {activation!r} is not supported")
     return name
 
 
@@ -123,7 +117,7 @@ def inverted_residual_block(ctx: Ctx) -> Converted:
     b, channels = _start(ctx, {"conv1": 1, "conv2": 1, "conv3": 1, **_BN}, "squeeze_excite" if se else None)
     expanded, filters = adjust_channels(cfg_int(ctx, "expansion")), cfg_int(ctx, "filters")
     kernel, stride, pad, act = cfg_int(ctx, "kernel_size"), cfg_int(ctx, "stride"), cfg_int(ctx, "padding"), \
-        _activation(ctx)
+        block_activation(ctx, ctx.config.get("activation"))
     b.conv_bn("conv1", "conv1", "bn1", "batch_normalization1", expanded)
     b.conv_bn("conv2", "conv2", "bn2", "batch_normalization2", expanded, kernel, stride, pad)
     bottleneck = b.squeeze_excite("squeeze_excite", se) if se else 0
@@ -137,6 +131,6 @@ def inverted_residual_block(ctx: Ctx) -> Converted:
 def conv_bn_act_block(ctx: Ctx) -> Converted:
     """1x1 conv, BN, activation."""
     b, channels = _start(ctx, {"conv": 1, "batch_normalization": 4}, None)
-    filters, act = cfg_int(ctx, "filter"), _activation(ctx)
+    filters, act = cfg_int(ctx, "filter"), block_activation(ctx, ctx.config.get("activation"))
     b.conv_bn("conv", "conv", "bn", "batch_normalization", filters)
     return b.done("KerasHubConvBnActBlock", channels, filters, act)
