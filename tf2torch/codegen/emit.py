@@ -63,10 +63,14 @@ class ClassDef:
     returns: list[str] = field(default_factory=list)
     comments: dict[str, str] = field(default_factory=dict)  # attribute -> comment (rendered with repr)
     guards: list[str] = field(default_factory=list)  # forward's first lines: input checks (model_file)
+    block: str = ""  # the Keras name prefix of the block this class converts (codegen/blocks/)
+    params: list[str] = field(default_factory=list)  # constructor arguments (a block class's widths, kernels ...)
+    stored: list[str] = field(default_factory=list)  # arguments forward reads, kept as attributes
 
     def render(self) -> str:
-        out = [f"class {self.name}(nn.Module):", f"    {literal(self.doc)}", "", "    def __init__(self):",
-               "        super().__init__()"]
+        out = [f"class {self.name}(nn.Module):", f"    {literal(self.doc)}", "",
+               f"    def __init__({', '.join(['self', *self.params])}):", "        super().__init__()"]
+        out += [f"        self.{name} = {name}" for name in self.stored]
         lines, returns = free_early(self.lines, self.inputs, self.returns)
         pairs = fusible(lines, dict(self.modules))
         if pairs:  # fuse() folds these BatchNorms into the layer before them (the inference form)

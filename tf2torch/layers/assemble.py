@@ -15,7 +15,7 @@ from ..map.select import copies_of, select
 from ..spec import GraphSpec, ModelSpec
 from ..write.plan import TensorPlan
 from .base import Param
-from .graph import GraphConverter, Options
+from .graph import Generated, GraphConverter, Options
 
 
 @dataclass
@@ -51,7 +51,7 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
     options.keras_release = graph.keras_release
     options.scoped = graph.class_name == "TFGraph"  # a TF graph's modules nest by its scopes
     try:
-        gen = GraphConverter(options).convert(graph)
+        gen = generate(graph, options)
     except UnsupportedError as exc:  # converters name the layer; the user also needs the file
         raise UnsupportedError(f"{spec.path}: {exc}") from None
     report = Report(source=str(spec.path), format=spec.format.value, mode="keras")
@@ -99,6 +99,25 @@ def convert_keras(spec: ModelSpec, options: Options, *, weights_name: str, ema: 
     return KerasConversion(plans, report, source, gen.taps)
 
 
+def generate(graph: GraphSpec, options: Options) -> Generated:
+    """The generated classes of ``graph``, each kind of repeated block as one class (codegen/blocks/).
+
+    A block whose generated code matches no other block's is converted flat on a second pass: a class
+    used once reads worse than its layers inline."""
+    from ..codegen.blocks import find, template
+
+    if not options.blocks or options.scoped:  # a TF graph's modules already nest by its scopes
+        return GraphConverter(options).convert(graph)
+    exclude: frozenset[str] = frozenset()
+    while True:
+        converter = GraphConverter(options)
+        gen = converter.convert(find.nest_all(graph, exclude), original=graph)
+        gen.classes, lonely = template.merge(gen.classes, converter.class_names)
+        if not lonely or exclude.issuperset(lonely):
+            return gen
+        exclude |= frozenset(lonely)
+
+
 def _tensor_json(name: str, info) -> dict:
     """How a model input/output crosses the interface: its Keras shape and the PyTorch layout."""
     torch_layout = "channels_first" if info.layout == "cf" and info.rank >= 3 else "keras"
@@ -115,7 +134,7 @@ def match_names(spec: ModelSpec) -> dict[str, str]:
     if spec.graph is None:
         return {}
     try:
-        gen = GraphConverter(Options(keras_version=spec.graph.keras_version)).convert(spec.graph)
+        gen = generate(spec.graph, Options(keras_version=spec.graph.keras_version))
     except UnsupportedError:
         return {}
     return {p.var.name: key.replace(".", "/") for key, p in gen.params if p.var is not None}

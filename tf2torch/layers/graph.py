@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..codegen.blocks.find import BLOCK_CLASS, local_name
 from ..codegen.emit import ClassDef, module_source
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
 from ..codegen.selfcheck import check_param
@@ -37,6 +38,7 @@ class Options:
     keras_version: int = 3
     keras_release: tuple[int, int] | None = None  # (major, minor) of the Keras that saved the file, if known
     scoped: bool = False  # module attributes nested by the layers' "/" scopes (TF graphs)
+    blocks: bool = True  # repeated blocks of layers as one class per kind (codegen/blocks/)
 
 
 @dataclass
@@ -77,8 +79,9 @@ class GraphConverter:
         # for an op that calls another layer's module (Op.shares)
         self._owned: dict[tuple[str, str], str] = {}
 
-    def convert(self, graph: GraphSpec) -> Generated:
-        wants = self._first_consumer_wants(graph)
+    def convert(self, graph: GraphSpec, original: GraphSpec | None = None) -> Generated:
+        """``original``: the graph before its blocks were nested (the input layouts are read from it)."""
+        wants = self._first_consumer_wants(original or graph)
         infos = []
         for ref in graph.inputs:
             shape = self.options.input_shapes.get(ref.layer) or input_shape(graph.layer(ref.layer))
@@ -107,9 +110,10 @@ class GraphConverter:
     def _graph_class(self, graph: GraphSpec, prefix: str, infos: list[TensorInfo], top: bool) -> list[TensorInfo]:
         attrs = ScopedNamespace(MODULE_ATTRIBUTES) if self.options.scoped else Namespace(MODULE_ATTRIBUTES)
         local = Namespace()
+        block = graph.name if graph.class_name == BLOCK_CLASS else ""
         cls = ClassDef(name=self.class_names.create(class_name(graph.name), "Model"),
                        doc=f"{'TF graph' if graph.class_name == 'TFGraph' else 'Keras model'} {graph.name!r}, "
-                           "converted by tf2torch.")
+                           "converted by tf2torch.", block=block)
         values: dict[tuple[str, int, int], Value] = {}
         for ref, info in zip(graph.inputs, infos, strict=True):
             name = local.create(ref.layer, "input")
@@ -120,6 +124,7 @@ class GraphConverter:
         pending = [(layer, i) for layer in graph.layers for i in range(len(layer.calls))
                    if layer.class_name != "InputLayer"]
         outer_readers = getattr(self, "_readers", {})  # a nested model's walk restores its parent's at the end
+        outer_block, self._block = getattr(self, "_block", ""), block
         self._readers: dict[tuple[str, int, int], list[tuple[LayerSpec, int]]] = {}
         for layer, i in pending:
             for r in layer.calls[i].inputs:
@@ -150,7 +155,7 @@ class GraphConverter:
             cls.returns.append(expr)
             out_infos.append(info)
         self.out.classes.append(cls)
-        self._readers = outer_readers
+        self._readers, self._block = outer_readers, outer_block
         return out_infos
 
     def _interface(self, expr: str, info: TensorInfo) -> tuple[str, TensorInfo]:
@@ -176,43 +181,43 @@ class GraphConverter:
         ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version, self.options.keras_release)
         conv = reg.fn(ctx)
         first_call = not state.attrs and not state.ctors
+        own = local_name(layer.name, self._block) if self._block else layer.name  # in a block: its own name there
         x, last_module = exprs[0] if exprs else "", ""
         for n, op in enumerate(conv.ops):
             m = ""
             if op.module is not None:
                 ctor = module_source(op.module)
                 if op.suffix not in state.attrs:
-                    base = layer.name if not op.suffix else f"{layer.name}_{op.suffix}"
+                    base = own if not op.suffix else f"{own}_{op.suffix}"
                     state.attrs[op.suffix] = attrs.create(base, "layer")
                     if not op.suffix:
                         self._owned[(prefix, layer.name)] = state.attrs[op.suffix]
                     state.ctors[op.suffix] = ctor
                     cls.modules.append((state.attrs[op.suffix], ctor))
                     if len(state.attrs) == 1:  # one comment per layer, above its first module
-                        cls.comments[state.attrs[op.suffix]] = f"{layer.class_name} {layer.name}"
+                        cls.comments[state.attrs[op.suffix]] = f"{layer.class_name} {own}"
                 elif state.ctors[op.suffix] != ctor:
                     raise UnsupportedError(f"shared layer {layer.name!r} is called with inputs that need different "
                                            f"modules ({state.ctors[op.suffix]} vs {ctor}); pass --input-shape")
                 m = f"self.{state.attrs[op.suffix]}"
                 last_module = m
             if op.expr.count("{x}") > 1 and not x.isidentifier():  # used twice (a tuple's items): evaluate once
-                tmp = local.create(layer.name, "t")
+                tmp = local.create(own, "t")
                 cls.lines.append(f"{tmp} = {x}")
                 x = tmp
             x = op.expr.format(*exprs, m=m, x=x, s=self._shared(op.shares, prefix, layer) if op.shares else "")
             if len(x) > _SPLIT_AT and n < len(conv.ops) - 1:
-                tmp = local.create(layer.name, "t")
+                tmp = local.create(own, "t")
                 cls.lines.append(f"{tmp} = {x}")
                 x = tmp
-        names = [local.create(layer.name if len(conv.outputs) == 1 else f"{layer.name}_{j}", "t")
-                 for j in range(len(conv.outputs))]
+        names = [local.create(own if len(conv.outputs) == 1 else f"{own}_{j}", "t") for j in range(len(conv.outputs))]
         cls.lines.append(f"{', '.join(names)} = {x}")
         # Keras 2 computes masks implicitly (compute_mask). Keras 3 records a mask as ops and a mask= argument
         # for layers whose call takes `mask`, but layers that read their inputs' masks themselves
         # (MultiHeadAttention) leave no trace in the config: masks are tracked in both.
         made = masks.made_by(layer.class_name, layer.config, exprs[0]) if exprs else None
         if made is not None:  # this layer makes a mask: a local the layers after it read
-            mask = local.create(f"{layer.name}_mask", "mask")
+            mask = local.create(f"{own}_mask", "mask")
             cls.lines.append(f"{mask} = {made}")
         elif mask and not masks.carried(layer.class_name, layer.config):
             mask = ""
@@ -263,12 +268,18 @@ class GraphConverter:
                                    "True) or Masking), which Keras hands on to its layers and tf2torch does not")
         if state.nested is None and layer.graph is not None:
             attr = attrs.create(layer.name, "block")
-            self._owned[(prefix, layer.name)] = attr
+            if layer.class_name != BLOCK_CLASS:
+                self._owned[(prefix, layer.name)] = attr
             infos = [a.info for a in args]
             outs = self._graph_class(layer.graph, f"{prefix}{attr}.", infos, top=False)
             cls.modules.append((attr, f"{self.out.classes[-1].name}()"))  # the class just generated
             state.nested = (attr, infos, outs)
-            self.out.taps.setdefault(layer.name, prefix + attr)
+            if layer.class_name == BLOCK_CLASS:  # not a Keras layer (verify has nothing to tap): see-through
+                for (where, name), inner in list(self._owned.items()):
+                    if where == f"{prefix}{attr}.":
+                        self._owned[(prefix, name)] = f"{attr}.{inner}"
+            else:
+                self.out.taps.setdefault(layer.name, prefix + attr)
         assert state.nested is not None  # set just above on the first call
         attr, infos, outs = state.nested
         if any(o.mask for o in outs):

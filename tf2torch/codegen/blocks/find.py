@@ -1,0 +1,265 @@
+"""Find the repeated blocks of a Keras graph by its layer names, and nest each block as a graph of its own.
+
+Model builders name a block's layers with one prefix: ``block2a_expand_conv`` … ``block2a_add``
+(EfficientNet), ``conv3_block2_1_conv`` … ``conv3_block2_out`` (ResNet). A *run* is a maximal stretch of
+layers in saved order whose names share their first ``depth`` ``_``-separated words. Runs whose layers,
+wiring and configs agree up to numbers (widths, kernels, strides) are candidates for one block class;
+``codegen/blocks/template.py`` then checks the generated code really is one class with arguments.
+
+Names only propose: a run is nested only if it is a sound sub-graph (its layers called once, nothing outside
+it both fed by it and feeding it), so a name that lies costs readability, never correctness.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ...spec import GraphSpec, LayerCall, LayerSpec, TensorRef
+from .. import namespace
+
+BLOCK_CLASS = "tf2torch.Block"  # class_name of the layer standing for a nested block
+# Keys that change nothing at inference, so blocks that differ only there are still one kind.
+_IGNORED = ("name", "trainable", "seed")
+_IGNORED_SUFFIXES = ("_initializer", "_regularizer", "_constraint")
+
+
+@dataclass(frozen=True)
+class Run:
+    prefix: str  # the layers' common name prefix, without the trailing "_"
+    start: int  # graph.layers[start:stop]
+    stop: int
+    signature: tuple = ()
+
+
+def _key(layer: LayerSpec, depth: int) -> str | None:
+    words = layer.name.split("_")
+    if not _eligible(layer) or auto_named(layer) or len(words) <= depth or not all(words[:depth]):
+        return None
+    return "_".join(words[:depth])
+
+
+def auto_named(layer: LayerSpec) -> bool:
+    """Named by Keras itself (``re_lu_3``, ``add``): such a name says nothing about blocks. Keras 3 records
+    op layers inside a block so (MobileNetV3's hard-swish ``add_12``, ``multiply``)."""
+    cls = re.split(r"[>.]", layer.class_name)[-1]  # Keras 3 op layers: "keras.src.ops.numpy>Add"
+    snake = re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", cls)).lower()
+    return re.fullmatch(rf"{re.escape(snake)}(_\d+)?", layer.name) is not None
+
+
+def _runs(layers: tuple[LayerSpec, ...], a: int, b: int, depth: int) -> list[Run]:
+    """Maximal runs in ``layers[a:b]`` of two or more layers named with one prefix of ``depth`` words,
+    Keras-named layers between them included."""
+    runs, i = [], a
+    while i < b:
+        key = _key(layers[i], depth)
+        if key is None:
+            i += 1
+            continue
+        last, j = i, i + 1
+        while j < b and _eligible(layers[j]):
+            if _key(layers[j], depth) == key:
+                last = j
+            elif not auto_named(layers[j]):
+                break
+            j += 1
+        if last > i:
+            runs.append(Run(key, i, last + 1))
+        i = last + 1
+    return runs
+
+
+def _eligible(layer: LayerSpec) -> bool:
+    return layer.class_name != "InputLayer" and layer.graph is None and len(layer.calls) == 1
+
+
+def _masked(value: Any) -> Any:
+    """A config with every number replaced: blocks of one kind differ in widths, kernels and strides."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return "#"
+    if isinstance(value, (list, tuple)):
+        return tuple(_masked(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _masked(v)) for k, v in value.items()
+                            if k not in _IGNORED and not str(k).endswith(_IGNORED_SUFFIXES)))
+    return repr(type(value))
+
+
+class _Graph:
+    """The layers' wiring, for sound-run checks."""
+
+    def __init__(self, graph: GraphSpec) -> None:
+        self.layers = graph.layers
+        self.index = {layer.name: i for i, layer in enumerate(graph.layers)}
+        self.readers: dict[str, set[int]] = {}
+        for i, layer in enumerate(graph.layers):
+            for call in layer.calls:
+                for ref in call.inputs:
+                    self.readers.setdefault(ref.layer, set()).add(i)
+        self.outputs = {ref.layer for ref in graph.outputs}
+
+    def sound(self, start: int, stop: int) -> bool:
+        """No path leaves the run and comes back: the block is one call, between its inputs and readers."""
+        inside = set(range(start, stop))
+        seen: set[int] = set()
+        todo = [r for i in inside for r in self.readers.get(self.layers[i].name, ()) if r not in inside]
+        while todo:
+            i = todo.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            for r in self.readers.get(self.layers[i].name, ()):
+                if r in inside:
+                    return False
+                todo.append(r)
+        return True
+
+    def signature(self, prefix: str, start: int, stop: int) -> tuple:
+        position = {self.layers[i].name: i - start for i in range(start, stop)}
+        external: dict[tuple[str, int, int], int] = {}
+        items = []
+        for layer in self.layers[start:stop]:
+            refs = tuple(("in", position[r.layer], r.node, r.index) if r.layer in position
+                         else ("ext", external.setdefault((r.layer, r.node, r.index), len(external)))
+                         for r in layer.calls[0].inputs)
+            items.append((local_name(layer.name, prefix), layer.class_name, _masked(dict(layer.config)),
+                          _masked(dict(layer.calls[0].kwargs)), refs))
+        read_outside = tuple(sorted(position[self.layers[i].name] for i in range(start, stop)
+                                    if self.layers[i].name in self.outputs
+                                    or self.readers.get(self.layers[i].name, set()) - set(range(start, stop))))
+        return (tuple(items), read_outside)
+
+
+def local_name(name: str, prefix: str) -> str:
+    """A layer's name inside its block: the prefix dropped, leading numbers moved to the end
+    (ResNet's ``conv2_block1_1_conv`` -> ``conv1``, ``conv2_block1_0_bn`` -> ``bn0``)."""
+    if not name.startswith(prefix + "_"):  # a Keras-named layer inside the block: its class's name
+        return re.sub(r"_\d+$", "", name)
+    words = name[len(prefix) + 1:].split("_")
+    numbers = []
+    while len(words) > 1 and words[0].isdigit():
+        numbers.append(words.pop(0))
+    return "_".join(words) + "".join(numbers)
+
+
+def _cost(kinds: dict[tuple, list[Run]], free: int) -> int:
+    """Lines of generated code, roughly: three per flat layer (comment, constructor, forward line), a class
+    per kind, two lines per instance."""
+    return 3 * free + sum(3 * (runs[0].stop - runs[0].start) + 6 + 2 * len(runs) for runs in kinds.values())
+
+
+def _worth(runs: list[Run]) -> bool:
+    size = runs[0].stop - runs[0].start
+    return len(runs) >= 2 and 3 * size + 6 + 2 * len(runs) < 3 * size * len(runs)
+
+
+def _plan_from(wiring: _Graph, depth: int, deepest: int, exclude: frozenset[str],
+               taken: set[str]) -> tuple[int, list[Run]]:
+    """Runs from ``depth`` down: a run whose kind repeats becomes a block; the others are searched one
+    word deeper. Returns (estimated lines, runs)."""
+    layers = wiring.layers
+    free = [(0, len(layers))]
+    chosen: list[Run] = []
+    for d in range(depth, deepest + 1):
+        candidates = [run for a, b in free for run in _runs(layers, a, b, d)]
+        twice = {p for p, n in Counter(r.prefix for r in candidates).items() if n > 1}  # one name, two places
+        kinds: dict[tuple, list[Run]] = {}
+        for run in candidates:
+            if run.prefix in exclude or run.prefix in taken or run.prefix in twice \
+                    or not wiring.sound(run.start, run.stop):
+                continue
+            sig = wiring.signature(run.prefix, run.start, run.stop)
+            kinds.setdefault(sig, []).append(Run(run.prefix, run.start, run.stop, sig))
+        accepted = [r for runs in kinds.values() if _worth(runs) for r in runs]
+        chosen += accepted
+        spans = {(r.start, r.stop) for r in accepted}
+        free = [(r.start, r.stop) for r in candidates if (r.start, r.stop) not in spans]  # one word deeper
+    in_blocks = sum(r.stop - r.start for r in chosen)
+    kinds_chosen: dict[tuple, list[Run]] = {}
+    for r in chosen:
+        kinds_chosen.setdefault(r.signature, []).append(r)
+    return _cost(kinds_chosen, len(layers) - in_blocks), sorted(chosen, key=lambda r: r.start)
+
+
+def plan(graph: GraphSpec, exclude: frozenset[str] = frozenset()) -> list[Run]:
+    """The runs to nest: the start depth whose plan has the fewest estimated lines (none, if flat is best)."""
+    if any(layer.class_name == "Masking" or layer.config.get("mask_zero") is True for layer in graph.layers):
+        return []  # a Keras mask is a local of the forward that makes it: it cannot cross into a block
+    if any(not layer.calls for layer in graph.layers if layer.class_name != "InputLayer"):
+        return []
+    wiring = _Graph(graph)
+    taken = {layer.name for layer in graph.layers}
+    deepest = max((len(layer.name.split("_")) - 1 for layer in graph.layers), default=0)
+    best: tuple[int, list[Run]] = (3 * len(graph.layers), [])
+    for depth in range(1, deepest + 1):
+        found = _plan_from(wiring, depth, deepest, exclude, taken)
+        if found[1] and found[0] < best[0]:
+            best = found
+    return best[1]
+
+
+def nest(graph: GraphSpec, runs: list[Run]) -> GraphSpec:
+    """``graph`` with each run replaced by one layer (class ``BLOCK_CLASS``) holding the run as a graph."""
+    if not runs:
+        return graph
+    moved: dict[tuple[str, int, int], TensorRef] = {}  # an inner layer's output -> the block's output
+    blocks: dict[int, LayerSpec] = {}
+    inside = {i for r in runs for i in range(r.start, r.stop)}
+    for run in runs:
+        block = graph.layers[run.start:run.stop]
+        names = {layer.name for layer in block}
+        external: list[TensorRef] = []
+        for layer in block:
+            for ref in layer.calls[0].inputs:
+                if ref.layer not in names and ref not in external:
+                    external.append(ref)
+        spaces = namespace.Namespace()
+        inputs = [spaces.create("x" if len(external) == 1 else f"x{j}") for j in range(len(external))]
+        rename = {(r.layer, r.node, r.index): TensorRef(inputs[j]) for j, r in enumerate(external)}
+        inner = tuple(_rewired(layer, rename) for layer in block)
+        outside = [ref for i, layer in enumerate(graph.layers) if not run.start <= i < run.stop
+                   for call in layer.calls for ref in call.inputs] + list(graph.outputs)
+        position = {layer.name: i for i, layer in enumerate(block)}
+        outputs = sorted({ref for ref in outside if ref.layer in names},
+                         key=lambda ref: (position[ref.layer], ref.node, ref.index))
+        for j, ref in enumerate(outputs):
+            moved[(ref.layer, ref.node, ref.index)] = TensorRef(run.prefix, 0, j)
+        sub = GraphSpec(name=run.prefix, class_name=BLOCK_CLASS,
+                        layers=tuple(LayerSpec(name, "InputLayer", {"batch_shape": None}) for name in inputs) + inner,
+                        inputs=tuple(TensorRef(name) for name in inputs), outputs=tuple(outputs),
+                        keras_version=graph.keras_version, keras_release=graph.keras_release)
+        blocks[run.start] = LayerSpec(run.prefix, BLOCK_CLASS, {"name": run.prefix},
+                                      calls=(LayerCall(tuple(external)),), graph=sub)
+    layers = []
+    for i, layer in enumerate(graph.layers):
+        if i in blocks:  # its inputs may be another block's outputs
+            layers.append(_rewired(blocks[i], moved))
+        if i not in inside:
+            layers.append(_rewired(layer, moved))
+    return GraphSpec(name=graph.name, class_name=graph.class_name, layers=tuple(layers),
+                     inputs=graph.inputs, outputs=tuple(moved.get((r.layer, r.node, r.index), r) for r in graph.outputs),
+                     keras_version=graph.keras_version, keras_release=graph.keras_release,
+                     tf_inputs=graph.tf_inputs, tf_outputs=graph.tf_outputs, output_names=graph.output_names)
+
+
+def _rewired(layer: LayerSpec, rename: dict[tuple[str, int, int], TensorRef]) -> LayerSpec:
+    if not any((r.layer, r.node, r.index) in rename for call in layer.calls for r in call.inputs):
+        return layer
+    calls = tuple(LayerCall(tuple(rename.get((r.layer, r.node, r.index), r) for r in call.inputs), call.kwargs)
+                  for call in layer.calls)
+    return LayerSpec(layer.name, layer.class_name, layer.config, calls, layer.weights, layer.graph, layer.assets)
+
+
+def nest_all(graph: GraphSpec, exclude: frozenset[str] = frozenset()) -> GraphSpec:
+    """``nest`` on ``graph`` and on every model nested in it (a keras-hub Task's backbone)."""
+    layers = tuple(layer if layer.graph is None else
+                   LayerSpec(layer.name, layer.class_name, layer.config, layer.calls, layer.weights,
+                             nest_all(layer.graph, exclude), layer.assets) for layer in graph.layers)
+    if any(a is not b for a, b in zip(layers, graph.layers, strict=True)):
+        graph = GraphSpec(graph.name, graph.class_name, layers, graph.inputs, graph.outputs, graph.keras_version,
+                          graph.keras_release, graph.tf_inputs, graph.tf_outputs, graph.output_names)
+    return nest(graph, plan(graph, exclude))

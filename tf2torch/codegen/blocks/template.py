@@ -1,0 +1,192 @@
+"""Merge the generated classes of blocks of one kind into one class whose constructor takes what differs.
+
+Two block classes are one kind when their code is the same token for token except for numbers: the same
+attributes, module classes, forward lines. A number that differs between instances (a width, a kernel,
+a stride, a reshape target) becomes a constructor argument, named after where it first appears
+(``dwconv_kernel``); positions that hold the same value in every instance share one argument. Numbers the
+forward reads are kept as attributes. The state_dict keys do not change: attribute names are the kind's.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from ..emit import ClassDef, literal
+from ..namespace import Namespace, class_name
+
+# Positional parameter names of the torch modules converters build (keywords name themselves).
+_POSITIONAL = {
+    **{f"nn.Conv{d}d": ("in", "out", "kernel", "stride", "padding") for d in (1, 2, 3)},
+    **{f"nn.ConvTranspose{d}d": ("in", "out", "kernel", "stride", "padding") for d in (1, 2, 3)},
+    **{f"nn.BatchNorm{d}d": ("features",) for d in (1, 2, 3)},
+    **{f"nn.{kind}Pool{d}d": ("kernel", "stride", "padding") for kind in ("Max", "Avg") for d in (1, 2, 3)},
+    **{f"nn.ZeroPad{d}d": ("padding",) for d in (1, 2, 3)},
+    **{f"nn.ConstantPad{d}d": ("padding", "value") for d in (1, 2, 3)},
+    "nn.Linear": ("in", "out"), "nn.LayerNorm": ("shape",), "nn.GroupNorm": ("groups", "channels"),
+    "nn.Dropout": ("p",), "nn.Embedding": ("num", "dim"), "nn.PReLU": ("num",),
+}
+_ABBREVIATIONS = {"in_channels": "in", "out_channels": "out", "kernel_size": "kernel", "num_features": "features"}
+
+
+@dataclass
+class _Shape:
+    """One class's code with its numbers taken out: ``skeleton`` is equal for blocks of one kind."""
+
+    skeleton: tuple
+    numbers: list[str]  # NUMBER tokens in order: module constructors first, then forward lines, returns
+    where: list[tuple[int, int, int]]  # (part, item, token index) of each number
+
+
+def _tokens(source: str) -> list[tokenize.TokenInfo]:
+    return [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)]
+
+
+def _shape(cls: ClassDef) -> _Shape:
+    parts = ([ctor for _, ctor in cls.modules], cls.lines, cls.returns)
+    skeleton: list = [tuple(attr for attr, _ in cls.modules), tuple(cls.inputs),
+                      tuple(sorted(cls.comments.items()))]
+    numbers, where = [], []
+    for p, items in enumerate(parts):
+        for i, source in enumerate(items):
+            toks = _tokens(source)
+            skeleton.append(tuple("#" if t.type == tokenize.NUMBER else t.string for t in toks))
+            for k, t in enumerate(toks):
+                if t.type == tokenize.NUMBER:
+                    numbers.append(t.string)
+                    where.append((p, i, k))
+    return _Shape(tuple(skeleton), numbers, where)
+
+
+def _arg_names(ctor: str) -> list[str]:
+    """For each number of a module constructor, the argument it is in (``stride`` for ``stride=(2, 2)``)."""
+    call = ast.parse(ctor, mode="eval").body
+    if not isinstance(call, ast.Call):
+        return []
+    positional = _POSITIONAL.get(ast.unparse(call.func), ())
+    owners = [(positional[i] if i < len(positional) else f"arg{i}", a) for i, a in enumerate(call.args)]
+    owners += [(_ABBREVIATIONS.get(k.arg or "", k.arg or "arg"), k.value) for k in call.keywords]
+    found = []
+    for name, node in owners:
+        found += [(n.lineno, n.col_offset, name) for n in ast.walk(node)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
+    return [name for *_, name in sorted(found)]
+
+
+def _replace(source: str, holes: dict[int, str]) -> str:
+    """``source`` with its NUMBER tokens number ``k`` (counted in order) replaced by ``holes[k]``."""
+    lines = source.split("\n")
+    edits = []
+    for k, t in enumerate(t for t in _tokens(source) if t.type == tokenize.NUMBER):
+        if k in holes:
+            edits.append((t.start, t.end, holes[k]))
+    for (row, col), (_, end), text in reversed(edits):  # right to left: earlier offsets stay valid
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + text + line[end:]
+    return "\n".join(lines)
+
+
+def _kind_name(prefixes: list[str]) -> str:
+    """``Block`` from ``block2a``, ``block3b`` ...; ``ConvBlock`` from ``conv2_block1`` ...: the instances'
+    names with their numbering dropped."""
+    words = [re.sub(r"\d+[a-z]?$|\d+", "", w) for w in prefixes[0].split("_")]
+    return class_name("_".join(w for w in words if w) or "block") + ("" if words[-1].endswith("block") else "Block")
+
+
+def merge(classes: list[ClassDef], names: Namespace) -> tuple[list[ClassDef], list[str]]:
+    """``classes`` with each kind of block (two or more instances) as one class, its parents' constructor
+    calls rewritten; and the prefixes of blocks whose kind has one instance (better left flat)."""
+    shapes = {id(c): _shape(c) for c in classes if c.block}
+    kinds: dict[tuple, list[ClassDef]] = {}
+    for c in classes:
+        if c.block:
+            kinds.setdefault(shapes[id(c)].skeleton, []).append(c)
+    lonely = [group[0].block for group in kinds.values() if len(group) == 1]
+    calls: dict[str, str] = {}  # instance class name -> constructor call of its kind
+    merged: dict[str, ClassDef] = {}  # first instance's name -> the kind's class
+    for group in kinds.values():
+        if len(group) < 2:
+            continue
+        template, args = _template(group, [shapes[id(c)] for c in group], names)
+        merged[group[0].name] = template
+        for c, values in zip(group, args, strict=True):
+            calls[c.name] = _call(template.name, values)
+    out = []
+    for c in classes:
+        if c.name in merged:
+            out.append(merged[c.name])
+        elif c.name not in calls:
+            c.modules = [(attr, calls.get(ctor[:-2], ctor) if ctor.endswith("()") else ctor) for attr, ctor in c.modules]
+            out.append(c)
+    return out, lonely
+
+
+def _template(group: list[ClassDef], shapes: list[_Shape], names: Namespace) -> tuple[ClassDef, list[list]]:
+    first = group[0]
+    varying = [k for k in range(len(shapes[0].numbers)) if len({s.numbers[k] for s in shapes}) > 1]
+    params = Namespace()
+    by_vector: dict[tuple[str, ...], str] = {}
+    hole: dict[int, str] = {}  # number index -> argument name
+    arg_names = [_arg_names(ctor) for _, ctor in first.modules]
+    ordered: list[str] = []
+    for k in varying:
+        vector = tuple(s.numbers[k] for s in shapes)
+        if vector not in by_vector:
+            part, item, _ = shapes[0].where[k]
+            if part == 0:
+                index = sum(1 for p, i, _ in shapes[0].where[:k] if (p, i) == (0, item))
+                owner = arg_names[item][index] if index < len(arg_names[item]) else "value"
+                base = f"{first.modules[item][0]}_{owner}".replace(".", "_")
+            else:
+                base = "value"
+            by_vector[vector] = params.create(base, "value")
+            ordered.append(vector)  # type: ignore[arg-type]
+        hole[k] = by_vector[vector]
+    stored: list[str] = []
+    per_item: dict[tuple[int, int], dict[int, str]] = {}
+    for k, name in hole.items():
+        part, item, _ = shapes[0].where[k]
+        index = sum(1 for p, i, _ in shapes[0].where[:k] if (p, i) == (part, item))
+        per_item.setdefault((part, item), {})[index] = name if part == 0 else f"self.{name}"
+        if part and name not in stored:
+            stored.append(name)
+    modules = [(attr, _replace(ctor, per_item.get((0, i), {}))) for i, (attr, ctor) in enumerate(first.modules)]
+    lines = [_replace(line, per_item.get((1, i), {})) for i, line in enumerate(first.lines)]
+    returns = [_replace(r, per_item.get((2, i), {})) for i, r in enumerate(first.returns)]
+    listed = ", ".join(c.block for c in group)
+    base, n = _kind_name([c.block for c in group]), 1
+    while (base if n == 1 else f"{base}{n}") in names:  # a second kind of one family: ConvBlock2
+        n += 1
+    cls = ClassDef(name=names.create(base if n == 1 else f"{base}{n}", "Block"),
+                   doc=f"One kind of block of the Keras model: layers {listed} (their names' prefixes), "
+                       "converted by tf2torch.",
+                   modules=modules, inputs=list(first.inputs), lines=lines, returns=returns,
+                   comments=dict(first.comments), params=[by_vector[v] for v in ordered],
+                   stored=[n for n in (by_vector[v] for v in ordered) if n in stored])
+    values = [[(by_vector[v], _number(v[j])) for v in ordered] for j in range(len(group))]
+    return cls, values
+
+
+def _number(token: str) -> int | float:
+    value = ast.literal_eval(token)
+    return value if isinstance(value, (int, float)) else float(value)
+
+
+def _call(name: str, values: list[tuple[str, int | float]]) -> str:
+    """``Kind(a=1, b=2)``, wrapped when long (the emitter indents it under ``self.attr =``)."""
+    args = [f"{k}={literal(v)}" for k, v in values]
+    one = f"{name}({', '.join(args)})"
+    if len(one) <= 88:
+        return one
+    rows, row = [], ""
+    for a in args:
+        if row and len(row) + len(a) > 90:
+            rows.append(row.rstrip())
+            row = ""
+        row += a + ", "
+    rows.append(row.rstrip(", "))
+    return f"{name}(\n            " + "\n            ".join(rows) + ")"
