@@ -63,7 +63,7 @@ class ClassDef:
     returns: list[str] = field(default_factory=list)
     comments: dict[str, str] = field(default_factory=dict)  # attribute -> comment (rendered with repr)
     guards: list[str] = field(default_factory=list)  # forward's first lines: input checks (model_file)
-    block: str = ""  # the Keras name prefix of the block this class converts (codegen/blocks/)
+    block: str = ""  # the Keras name prefixes of the blocks this class converts (codegen/blocks/)
     params: list[str] = field(default_factory=list)  # constructor arguments (a block class's widths, kernels ...)
     stored: list[str] = field(default_factory=list)  # arguments forward reads, kept as attributes
 

@@ -104,7 +104,7 @@ def generate(graph: GraphSpec, options: Options) -> Generated:
 
     A block whose generated code matches no other block's is converted flat on a second pass: a class
     used once reads worse than its layers inline."""
-    from ..codegen.blocks import find, template
+    from ..codegen.blocks import find, stages, template
 
     if not options.blocks or options.scoped:  # a TF graph's modules already nest by its scopes
         return GraphConverter(options).convert(graph)
@@ -112,8 +112,9 @@ def generate(graph: GraphSpec, options: Options) -> Generated:
     while True:
         converter = GraphConverter(options)
         gen = converter.convert(find.nest_all(graph, exclude), original=graph)
-        gen.classes, lonely = template.merge(gen.classes, converter.class_names)
+        gen.classes, lonely = template.merge(gen.classes)
         if not lonely or exclude.issuperset(lonely):
+            stages.sequential(gen, {c.name for c in gen.classes if c.block})
             return gen
         exclude |= frozenset(lonely)
 

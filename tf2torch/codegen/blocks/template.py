@@ -16,7 +16,7 @@ import tokenize
 from dataclasses import dataclass
 
 from ..emit import ClassDef, literal
-from ..namespace import Namespace, class_name
+from ..namespace import GENERATED_GLOBALS, Namespace, class_name
 
 # Positional parameter names of the torch modules converters build (keywords name themselves).
 _POSITIONAL = {
@@ -93,11 +93,12 @@ def _replace(source: str, holes: dict[int, str]) -> str:
 def _kind_name(prefixes: list[str]) -> str:
     """``Block`` from ``block2a``, ``block3b`` ...; ``ConvBlock`` from ``conv2_block1`` ...: the instances'
     names with their numbering dropped."""
-    words = [re.sub(r"\d+[a-z]?$|\d+", "", w) for w in prefixes[0].split("_")]
-    return class_name("_".join(w for w in words if w) or "block") + ("" if words[-1].endswith("block") else "Block")
+    words = [w for w in (re.sub(r"\d+[a-z]?$|\d+", "", w) for w in prefixes[0].split("_")) if w]
+    name = class_name("_".join(words) or "block")
+    return name if "Block" in name else f"{name}Block"  # ConvBlock, BlockSe, StageBlock
 
 
-def merge(classes: list[ClassDef], names: Namespace) -> tuple[list[ClassDef], list[str]]:
+def merge(classes: list[ClassDef]) -> tuple[list[ClassDef], list[str]]:
     """``classes`` with each kind of block (two or more instances) as one class, its parents' constructor
     calls rewritten; and the prefixes of blocks whose kind has one instance (better left flat)."""
     shapes = {id(c): _shape(c) for c in classes if c.block}
@@ -106,12 +107,14 @@ def merge(classes: list[ClassDef], names: Namespace) -> tuple[list[ClassDef], li
         if c.block:
             kinds.setdefault(shapes[id(c)].skeleton, []).append(c)
     lonely = [group[0].block for group in kinds.values() if len(group) == 1]
+    # the instances' own classes go: their names are free again (block_2's class "Block2" …)
+    taken = {c.name for c in classes if not c.block} | set(GENERATED_GLOBALS)
     calls: dict[str, str] = {}  # instance class name -> constructor call of its kind
     merged: dict[str, ClassDef] = {}  # first instance's name -> the kind's class
     for group in kinds.values():
         if len(group) < 2:
             continue
-        template, args = _template(group, [shapes[id(c)] for c in group], names)
+        template, args = _template(group, [shapes[id(c)] for c in group], taken)
         merged[group[0].name] = template
         for c, values in zip(group, args, strict=True):
             calls[c.name] = _call(template.name, values)
@@ -125,7 +128,7 @@ def merge(classes: list[ClassDef], names: Namespace) -> tuple[list[ClassDef], li
     return out, lonely
 
 
-def _template(group: list[ClassDef], shapes: list[_Shape], names: Namespace) -> tuple[ClassDef, list[list]]:
+def _template(group: list[ClassDef], shapes: list[_Shape], taken: set[str]) -> tuple[ClassDef, list[list]]:
     first = group[0]
     varying = [k for k in range(len(shapes[0].numbers)) if len({s.numbers[k] for s in shapes}) > 1]
     params = Namespace()
@@ -157,15 +160,15 @@ def _template(group: list[ClassDef], shapes: list[_Shape], names: Namespace) -> 
     modules = [(attr, _replace(ctor, per_item.get((0, i), {}))) for i, (attr, ctor) in enumerate(first.modules)]
     lines = [_replace(line, per_item.get((1, i), {})) for i, line in enumerate(first.lines)]
     returns = [_replace(r, per_item.get((2, i), {})) for i, r in enumerate(first.returns)]
-    listed = ", ".join(c.block for c in group)
+    listed = ", ".join(f"{c.block}_*" for c in group)
     base, n = _kind_name([c.block for c in group]), 1
-    while (base if n == 1 else f"{base}{n}") in names:  # a second kind of one family: ConvBlock2
+    while (base if n == 1 else f"{base}{n}") in taken:  # a second kind of one family: ConvBlock2
         n += 1
-    cls = ClassDef(name=names.create(base if n == 1 else f"{base}{n}", "Block"),
-                   doc=f"One kind of block of the Keras model: layers {listed} (their names' prefixes), "
-                       "converted by tf2torch.",
+    taken.add(base if n == 1 else f"{base}{n}")
+    cls = ClassDef(name=base if n == 1 else f"{base}{n}",
+                   doc=f"Keras layers {listed} (one block each), converted by tf2torch.",
                    modules=modules, inputs=list(first.inputs), lines=lines, returns=returns,
-                   comments=dict(first.comments), params=[by_vector[v] for v in ordered],
+                   comments=dict(first.comments), block=", ".join(c.block for c in group), params=[by_vector[v] for v in ordered],
                    stored=[n for n in (by_vector[v] for v in ordered) if n in stored])
     values = [[(by_vector[v], _number(v[j])) for v in ordered] for j in range(len(group))]
     return cls, values
