@@ -100,6 +100,7 @@ def convert(
     input_shape: tuple[int, ...] | None = None,
     tf_padding: str | None = None,
     channels_last: bool = False,
+    flat: bool = False,
     force: bool = False,
     dry_run: bool = False,
     verify_crc: bool = True,
@@ -130,6 +131,9 @@ def convert(
             SAME padding; without it, padding is computed at run time where it depends on the size.
         tf_padding: "same" to treat every conv/pool whose padding is the symmetric k//2 guess as a port
             of TF 'SAME' (user models without a TF graph).
+        flat: generated models with one module per Keras layer; by default the repeated blocks of a Keras
+            graph (layers named with one prefix, ``block2a_*``) are one class per kind, chained in
+            ``nn.Sequential`` stages (codegen/blocks/).
         dry_run: plan everything, write nothing (but ``report_path``).
         allow_missing: regexes of state_dict keys that may keep their initial values (the contract
             otherwise fails on any missing key the forward pass uses).
@@ -193,7 +197,7 @@ def convert(
         from .layers import assemble
         from .layers.graph import Options
 
-        options = Options(channels_last=channels_last)
+        options = Options(channels_last=channels_last, blocks=not flat)
         if input_shape is not None:
             options.input_shapes = _keras_input_shapes(spec, input_shape, channels_last)
         result = assemble.convert_keras(spec, options, weights_name=weights_name, ema=ema, dtype=out_dtype)

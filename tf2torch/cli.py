@@ -123,6 +123,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("--tf-padding", type=click.Choice(["same", "none"]),
               help="--model without a TF graph: treat symmetric k//2 padding as a port of TF 'SAME'.")
 @click.option("--channels-last", is_flag=True, help="Generated models take and return TF's NHWC layout.")
+@click.option("--flat", is_flag=True,
+              help="Generated models: one module per Keras layer (default: a class per kind of repeated block).")
 @click.option("--force", is_flag=True, help="Replace an existing output directory.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (every mapping and transform); write nothing.")
 @click.option("--no-verify-crc", is_flag=True, help="Do not verify tensor checksums (faster; not recommended).")
@@ -134,7 +136,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
             weights_format: str, dtype: str | None, ema: bool, strict: bool, allow_missing: tuple[str, ...],
             allow_unexpected: tuple[str, ...], report_path: Path | None, suggest_rules: bool, weights_only: bool,
             graph_outputs: tuple[str, ...], signature: str | None, keep_names: bool,
-            no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool,
+            no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool, flat: bool,
             force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
             quiet: bool) -> None:
     """Convert SOURCE into OUT: weights, model.py and report.json."""
@@ -164,7 +166,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
             result = api.convert(
                 source, out_dir, model=model, config=config, rules=rules, weights_format=weights_format,
                 dtype=dtype, ema=ema, strict=strict, keep_names=keep_names, transpose=not no_transpose,
-                input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, force=force,
+                input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, flat=flat, force=force,
                 dry_run=dry_run, verify_crc=not no_verify_crc, allow_missing=allow_missing,
                 allow_unexpected=allow_unexpected, report_path=report_path, weights_only=weights_only,
                 graph_outputs=graph_outputs, signature=signature, progress=bar)

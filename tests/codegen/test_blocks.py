@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from tests.conftest import require_keras
 from tests.layers.harness import _layouts as layouts
@@ -31,9 +32,8 @@ from tests.layers.harness import (
 )
 from tests.util import convert_in_memory, load_source
 from tf2torch import api
+from tf2torch.cli import main
 from tf2torch.codegen.blocks import find
-from tf2torch.layers.assemble import convert_keras
-from tf2torch.layers.graph import Options
 from tf2torch.spec import GraphSpec, LayerCall, LayerSpec, TensorRef
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -94,8 +94,7 @@ def test_blocks_match_keras(saved, tmp_path) -> None:
 def test_one_class_per_kind_and_a_sequential_per_stage(saved) -> None:
     path, _, _ = saved
     source = api.convert(path, None, dry_run=True).model_source
-    spec = api.read(path)
-    flat = convert_keras(spec, Options(blocks=False), weights_name="model.safetensors").source
+    flat = api.convert(path, None, dry_run=True, flat=True).model_source
     print(f"model.py: {len(source.splitlines())} lines with blocks, {len(flat.splitlines())} flat")
     namespace = load_source(source)
     kinds = [name for name, value in namespace.items()
@@ -113,7 +112,7 @@ def test_one_class_per_kind_and_a_sequential_per_stage(saved) -> None:
 def test_keys_cover_the_same_weights_and_taps_resolve(saved) -> None:
     path, _, _ = saved
     blocked = api.convert(path, None, dry_run=True)
-    flat = convert_keras(api.read(path), Options(blocks=False), weights_name="model.safetensors")
+    flat = api.convert(path, None, dry_run=True, flat=True)
     by_source = lambda plans: sorted(p.source for p in plans)  # noqa: E731
     assert by_source(blocked.plans) == by_source(flat.plans)  # every Keras weight, once
     assert "stage2_blocks.0.conv1.weight" in {p.key for p in blocked.plans}
@@ -124,6 +123,17 @@ def test_keys_cover_the_same_weights_and_taps_resolve(saved) -> None:
     assert taps["stage2_block2_1_conv"] == "stage2_blocks.0.conv1"
     assert taps["stage3_block1_0_bn"] == "stage3_block1.bn0"
     print(f"{len(taps)} taps resolve")
+
+
+def test_flat_keeps_one_module_per_keras_layer(saved, tmp_path) -> None:
+    path, model, xs = saved
+    result = CliRunner().invoke(main, ["convert", str(path), "-o", str(tmp_path / "out"), "--flat", "-q"])
+    assert result.exit_code == 0, result.output
+    source = (tmp_path / "out" / "model.py").read_text()
+    assert "nn.Sequential(" not in source and "one block each" not in source
+    assert "self.stage2_block2_1_conv = nn.Conv2d" in source
+    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-6, label="resnet-like, --flat", flat=True)
+    assert conversion.model_source == source
 
 
 def test_verify_compares_layers_inside_blocks(saved, tmp_path) -> None:

@@ -131,6 +131,11 @@ def test_application_matches_keras(saved_apps, tmp_path, name: str, fmt: str) ->
     ruff_check(conversion.model_source, tmp_path / "model.py")
     if fmt == "keras":  # a second import of the same classes would only cost time (~3 s of torch import)
         import_isolated(conversion.model_source, tmp_path / "model.py")
+    source = conversion.model_source
+    kinds = source.count("(one block each)")  # the docstring of a class of repeated blocks (codegen/blocks/)
+    print(f"{name} {fmt}: model.py {len(source.splitlines())} lines, {kinds} block classes, "
+          f"{source.count('nn.Sequential(')} stages")
+    assert kinds >= 2 and "nn.Sequential(" in source  # every family here names its blocks
 
 
 @pytest.mark.tf

@@ -134,8 +134,8 @@ def match_names(spec: ModelSpec) -> dict[str, str]:
     """
     if spec.graph is None:
         return {}
-    try:
-        gen = generate(spec.graph, Options(keras_version=spec.graph.keras_version))
+    try:  # flat: block stages renumber layers (conv2_block2 -> conv2_blocks.0), which would mislead a matcher
+        gen = GraphConverter(Options(keras_version=spec.graph.keras_version, blocks=False)).convert(spec.graph)
     except UnsupportedError:
         return {}
     return {p.var.name: key.replace(".", "/") for key, p in gen.params if p.var is not None}

@@ -157,6 +157,28 @@ def _worth(runs: list[Run]) -> bool:
     return len(runs) >= 2 and 3 * size + 6 + 2 * len(runs) < 3 * size * len(runs)
 
 
+def _tail(layers: tuple[LayerSpec, ...], run: Run, bound: int) -> int:
+    """The run's end extended over the Keras-named layers right after it that read what it computes:
+    Xception names a block's layers ``block5_*`` but its residual ``add_3``."""
+    inside = {layer.name for layer in layers[run.start:run.stop]}
+    stop = run.stop
+    while stop < bound and _eligible(layers[stop]) and auto_named(layers[stop]) \
+            and any(ref.layer in inside for ref in layers[stop].calls[0].inputs):
+        inside.add(layers[stop].name)
+        stop += 1
+    return stop
+
+
+def _kinds(wiring: _Graph, spans: list[tuple[str, int, int]]) -> list[Run]:
+    """The sound spans whose kind repeats (and is worth a class)."""
+    kinds: dict[tuple, list[Run]] = {}
+    for prefix, start, stop in spans:
+        if wiring.sound(start, stop):
+            sig = wiring.signature(prefix, start, stop)
+            kinds.setdefault(sig, []).append(Run(prefix, start, stop, sig))
+    return [r for runs in kinds.values() if _worth(runs) for r in runs]
+
+
 def _plan_from(wiring: _Graph, depth: int, deepest: int, exclude: frozenset[str],
                taken: set[str]) -> tuple[int, list[Run]]:
     """Runs from ``depth`` down: a run whose kind repeats becomes a block; the others are searched one
@@ -165,19 +187,18 @@ def _plan_from(wiring: _Graph, depth: int, deepest: int, exclude: frozenset[str]
     free = [(0, len(layers))]
     chosen: list[Run] = []
     for d in range(depth, deepest + 1):
-        candidates = [run for a, b in free for run in _runs(layers, a, b, d)]
-        twice = {p for p, n in Counter(r.prefix for r in candidates).items() if n > 1}  # one name, two places
-        kinds: dict[tuple, list[Run]] = {}
-        for run in candidates:
-            if run.prefix in exclude or run.prefix in taken or run.prefix in twice \
-                    or not wiring.sound(run.start, run.stop):
-                continue
-            sig = wiring.signature(run.prefix, run.start, run.stop)
-            kinds.setdefault(sig, []).append(Run(run.prefix, run.start, run.stop, sig))
-        accepted = [r for runs in kinds.values() if _worth(runs) for r in runs]
+        candidates = [(run, b) for a, b in free for run in _runs(layers, a, b, d)]
+        twice = {p for p, n in Counter(r.prefix for r, _ in candidates).items() if n > 1}  # one name, two places
+        usable = [(r, b) for r, b in candidates if r.prefix not in exclude and r.prefix not in taken
+                  and r.prefix not in twice]
+        # first with the Keras-named layers after a run that finish it (a residual add), then without
+        accepted = _kinds(wiring, [(r.prefix, r.start, _tail(layers, r, b)) for r, b in usable
+                                   if _tail(layers, r, b) > r.stop])
+        done = {r.start for r in accepted}
+        accepted += _kinds(wiring, [(r.prefix, r.start, r.stop) for r, _ in usable if r.start not in done])
         chosen += accepted
-        spans = {(r.start, r.stop) for r in accepted}
-        free = [(r.start, r.stop) for r in candidates if (r.start, r.stop) not in spans]  # one word deeper
+        starts = {r.start for r in accepted}
+        free = [(r.start, r.stop) for r, _ in candidates if r.start not in starts]  # searched one word deeper
     in_blocks = sum(r.stop - r.start for r in chosen)
     kinds_chosen: dict[tuple, list[Run]] = {}
     for r in chosen:
