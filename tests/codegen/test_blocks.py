@@ -5,12 +5,15 @@ The model: a stem, then three stages of three residual blocks named ``stage{s}_b
 naming). Stage 1's first block has a stride-1 shortcut conv, stages 2-3's first blocks stride 2 (TF's SAME
 padding, asymmetric there): the stride-2 blocks are one kind, stage 1's first block matches no other block
 and stays flat; blocks 2-3 of every stage are one kind (widths differ), chained as one nn.Sequential per
-stage. Their ReLU after the second conv is unnamed: Keras names it ``activation_N``, inside the block.
+stage. Their ReLU after the second conv is unnamed: Keras names it ``activation_N``, inside the block. A
+squeeze-excite's Reshape puts a width in the forward code: kept as an attribute of the block.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ from tests.util import convert_in_memory, load_source
 from tf2torch import api
 from tf2torch.cli import main
 from tf2torch.codegen.blocks import find
+from tf2torch.codegen.blocks.nest import nest
 from tf2torch.spec import GraphSpec, LayerCall, LayerSpec, TensorRef
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -62,6 +66,10 @@ def _resnet_like(keras: Any) -> Any:
             y = layers.BatchNormalization(name=f"{p}_2_bn")(y)
             y = layers.Activation("relu")(y)  # Keras names it: activation, activation_1 ...
             y = layers.Conv2D(width, 1, name=f"{p}_3_conv")(y)
+            s = layers.GlobalAveragePooling2D(name=f"{p}_se_squeeze")(y)
+            s = layers.Reshape((1, 1, width), name=f"{p}_se_reshape")(s)  # its target: a number forward reads
+            s = layers.Conv2D(width, 1, activation="sigmoid", name=f"{p}_se_expand")(s)
+            y = layers.Multiply(name=f"{p}_se_excite")([y, s])
             y = layers.Add(name=f"{p}_add")([shortcut, y])
             x = layers.ReLU(name=f"{p}_out")(y)
     x = layers.GlobalAveragePooling2D(name="pool")(x)
@@ -107,6 +115,31 @@ def test_one_class_per_kind_and_a_sequential_per_stage(saved) -> None:
     assert [type(m).__name__ for m in model.stage2_blocks] == [type(model.stage3_blocks[0]).__name__] * 2
     assert model.stage2_blocks[1].conv1.in_channels == WIDTHS[1] and model.stage3_blocks[0].conv1.in_channels == WIDTHS[2]
     assert len(source.splitlines()) < len(flat.splitlines())
+    stored = re.findall(r"^        self\.(\w+) = \1$", source, re.MULTILINE)  # numbers forward reads
+    kept = {k for m in (model.stage3_block1, model.stage3_blocks[0]) for k, v in vars(m).items()
+            if isinstance(v, int) and not isinstance(v, bool)}
+    assert stored and kept == set(stored), (stored, kept)
+
+
+@pytest.mark.parametrize("inference", [False, True], ids=["readable", "inference"])
+def test_block_classes_script_and_export(saved, tmp_path, inference) -> None:
+    """Block classes, their stored numbers and Sequential stages through jit.script and torch.export."""
+    import torch
+
+    path, _, xs = saved
+    api.convert(path, tmp_path / "out")
+    spec = importlib.util.spec_from_file_location("blocks_exported_model", tmp_path / "out" / "model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.load_model(inference=inference)
+    x = torch.from_numpy(xs[0]).movedim(-1, 1).contiguous()
+    with torch.no_grad():
+        expected = model(x)
+        scripted = torch.jit.script(model)(x)
+        exported = torch.export.export(model, (x,)).module()(x)
+    for label, actual in (("jit.script", scripted), ("torch.export", exported)):
+        print(f"{label}: max abs {float((actual - expected).abs().max()):.2e}")
+        torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_keys_cover_the_same_weights_and_taps_resolve(saved) -> None:
@@ -189,6 +222,6 @@ def test_a_run_that_is_not_a_sub_graph_is_not_nested() -> None:
     graph = GraphSpec("g", "Functional", tuple(layers), (TensorRef("in"),), (TensorRef(last),), 3)
     wiring = find._Graph(graph)
     assert not wiring.sound(1, 4) and wiring.sound(5, 8)
-    nested = find.nest(graph, find.plan(graph))
+    nested = nest(graph, find.plan(graph))
     assert [layer.name for layer in nested.layers] == ["in", "a1_a", "a1_b", "a1_c", "mid", "a2", "a3", "a4"]
     assert nested.layer("a3").calls[0].inputs == (TensorRef("a2"),) and nested.outputs == (TensorRef("a4"),)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..codegen.blocks.find import BLOCK_CLASS, local_name
+from ..codegen.blocks.nest import BLOCK_CLASS, local_name
 from ..codegen.emit import ClassDef, module_source
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
 from ..codegen.selfcheck import check_param

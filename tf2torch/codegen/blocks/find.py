@@ -1,10 +1,12 @@
-"""Find the repeated blocks of a Keras graph by its layer names, and nest each block as a graph of its own.
+"""Find the repeated blocks of a Keras graph by its layer names (``nest`` then makes each a graph of its own).
 
 Model builders name a block's layers with one prefix: ``block2a_expand_conv`` … ``block2a_add``
 (EfficientNet), ``conv3_block2_1_conv`` … ``conv3_block2_out`` (ResNet). A *run* is a maximal stretch of
 layers in saved order whose names share their first ``depth`` ``_``-separated words. Runs whose layers,
 wiring and configs agree up to numbers (widths, kernels, strides) are candidates for one block class;
 ``codegen/blocks/template.py`` then checks the generated code really is one class with arguments.
+Layers Keras named itself (``re_lu_3``, ``add_12``) carry no block's name: they join the run they sit in,
+or the run they finish (Xception's residual ``add_3`` right after ``block5_sepconv3_bn``).
 
 Names only propose: a run is nested only if it is a sound sub-graph (its layers called once, nothing outside
 it both fed by it and feeding it), so a name that lies costs readability, never correctness.
@@ -17,13 +19,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ...spec import GraphSpec, LayerCall, LayerSpec, TensorRef
-from .. import namespace
+from ...spec import GraphSpec, LayerSpec
+from .nest import local_name, nest
 
-BLOCK_CLASS = "tf2torch.Block"  # class_name of the layer standing for a nested block
 # Keys that change nothing at inference, so blocks that differ only there are still one kind.
 _IGNORED = ("name", "trainable", "seed")
 _IGNORED_SUFFIXES = ("_initializer", "_regularizer", "_constraint")
+_WORDS = re.compile(r"[A-Za-z0-9_]+")  # a name that can propose a block (others are taken as they are)
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,8 @@ class Run:
 
 def _key(layer: LayerSpec, depth: int) -> str | None:
     words = layer.name.split("_")
-    if not _eligible(layer) or auto_named(layer) or len(words) <= depth or not all(words[:depth]):
+    if not _eligible(layer) or auto_named(layer) or len(words) <= depth or not all(words[:depth]) \
+            or not _WORDS.fullmatch(layer.name):
         return None
     return "_".join(words[:depth])
 
@@ -44,6 +47,8 @@ def _key(layer: LayerSpec, depth: int) -> str | None:
 def auto_named(layer: LayerSpec) -> bool:
     """Named by Keras itself (``re_lu_3``, ``add``): such a name says nothing about blocks. Keras 3 records
     op layers inside a block so (MobileNetV3's hard-swish ``add_12``, ``multiply``)."""
+    if layer.class_name in ("TFOpLambda", "SlicingOpLambda"):  # tf_keras records tf.* calls so: "tf.math.add_3"
+        return True
     cls = re.split(r"[>.]", layer.class_name)[-1]  # Keras 3 op layers: "keras.src.ops.numpy>Add"
     snake = re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", cls)).lower()
     return re.fullmatch(rf"{re.escape(snake)}(_\d+)?", layer.name) is not None
@@ -134,18 +139,6 @@ class _Graph:
         return (tuple(items), read_outside)
 
 
-def local_name(name: str, prefix: str) -> str:
-    """A layer's name inside its block: the prefix dropped, leading numbers moved to the end
-    (ResNet's ``conv2_block1_1_conv`` -> ``conv1``, ``conv2_block1_0_bn`` -> ``bn0``)."""
-    if not name.startswith(prefix + "_"):  # a Keras-named layer inside the block: its class's name
-        return re.sub(r"_\d+$", "", name)
-    words = name[len(prefix) + 1:].split("_")
-    numbers = []
-    while len(words) > 1 and words[0].isdigit():
-        numbers.append(words.pop(0))
-    return "_".join(words) + "".join(numbers)
-
-
 def _cost(kinds: dict[tuple, list[Run]], free: int) -> int:
     """Lines of generated code, roughly: three per flat layer (comment, constructor, forward line), a class
     per kind, two lines per instance."""
@@ -221,58 +214,6 @@ def plan(graph: GraphSpec, exclude: frozenset[str] = frozenset()) -> list[Run]:
         if found[1] and found[0] < best[0]:
             best = found
     return best[1]
-
-
-def nest(graph: GraphSpec, runs: list[Run]) -> GraphSpec:
-    """``graph`` with each run replaced by one layer (class ``BLOCK_CLASS``) holding the run as a graph."""
-    if not runs:
-        return graph
-    moved: dict[tuple[str, int, int], TensorRef] = {}  # an inner layer's output -> the block's output
-    blocks: dict[int, LayerSpec] = {}
-    inside = {i for r in runs for i in range(r.start, r.stop)}
-    for run in runs:
-        block = graph.layers[run.start:run.stop]
-        names = {layer.name for layer in block}
-        external: list[TensorRef] = []
-        for layer in block:
-            for ref in layer.calls[0].inputs:
-                if ref.layer not in names and ref not in external:
-                    external.append(ref)
-        spaces = namespace.Namespace()
-        inputs = [spaces.create("x" if len(external) == 1 else f"x{j}") for j in range(len(external))]
-        rename = {(r.layer, r.node, r.index): TensorRef(inputs[j]) for j, r in enumerate(external)}
-        inner = tuple(_rewired(layer, rename) for layer in block)
-        outside = [ref for i, layer in enumerate(graph.layers) if not run.start <= i < run.stop
-                   for call in layer.calls for ref in call.inputs] + list(graph.outputs)
-        position = {layer.name: i for i, layer in enumerate(block)}
-        outputs = sorted({ref for ref in outside if ref.layer in names},
-                         key=lambda ref: (position[ref.layer], ref.node, ref.index))
-        for j, ref in enumerate(outputs):
-            moved[(ref.layer, ref.node, ref.index)] = TensorRef(run.prefix, 0, j)
-        sub = GraphSpec(name=run.prefix, class_name=BLOCK_CLASS,
-                        layers=tuple(LayerSpec(name, "InputLayer", {"batch_shape": None}) for name in inputs) + inner,
-                        inputs=tuple(TensorRef(name) for name in inputs), outputs=tuple(outputs),
-                        keras_version=graph.keras_version, keras_release=graph.keras_release)
-        blocks[run.start] = LayerSpec(run.prefix, BLOCK_CLASS, {"name": run.prefix},
-                                      calls=(LayerCall(tuple(external)),), graph=sub)
-    layers = []
-    for i, layer in enumerate(graph.layers):
-        if i in blocks:  # its inputs may be another block's outputs
-            layers.append(_rewired(blocks[i], moved))
-        if i not in inside:
-            layers.append(_rewired(layer, moved))
-    return GraphSpec(name=graph.name, class_name=graph.class_name, layers=tuple(layers),
-                     inputs=graph.inputs, outputs=tuple(moved.get((r.layer, r.node, r.index), r) for r in graph.outputs),
-                     keras_version=graph.keras_version, keras_release=graph.keras_release,
-                     tf_inputs=graph.tf_inputs, tf_outputs=graph.tf_outputs, output_names=graph.output_names)
-
-
-def _rewired(layer: LayerSpec, rename: dict[tuple[str, int, int], TensorRef]) -> LayerSpec:
-    if not any((r.layer, r.node, r.index) in rename for call in layer.calls for r in call.inputs):
-        return layer
-    calls = tuple(LayerCall(tuple(rename.get((r.layer, r.node, r.index), r) for r in call.inputs), call.kwargs)
-                  for call in layer.calls)
-    return LayerSpec(layer.name, layer.class_name, layer.config, calls, layer.weights, layer.graph, layer.assets)
 
 
 def nest_all(graph: GraphSpec, exclude: frozenset[str] = frozenset()) -> GraphSpec:

@@ -16,7 +16,7 @@ import tokenize
 from dataclasses import dataclass
 
 from ..emit import ClassDef, literal
-from ..namespace import GENERATED_GLOBALS, Namespace, class_name
+from ..namespace import GENERATED_GLOBALS, MODULE_ATTRIBUTES, Namespace, class_name
 
 # Positional parameter names of the torch modules converters build (keywords name themselves).
 _POSITIONAL = {
@@ -131,7 +131,7 @@ def merge(classes: list[ClassDef]) -> tuple[list[ClassDef], list[str]]:
 def _template(group: list[ClassDef], shapes: list[_Shape], taken: set[str]) -> tuple[ClassDef, list[list]]:
     first = group[0]
     varying = [k for k in range(len(shapes[0].numbers)) if len({s.numbers[k] for s in shapes}) > 1]
-    params = Namespace()
+    params = Namespace(MODULE_ATTRIBUTES | {attr for attr, _ in first.modules})  # stored ones are attributes
     by_vector: dict[tuple[str, ...], str] = {}
     hole: dict[int, str] = {}  # number index -> argument name
     arg_names = [_arg_names(ctor) for _, ctor in first.modules]
