@@ -426,6 +426,11 @@ CASES.update({
     "application-layers": Case(_application_layers),  # .h5: recognised by config signature
     "keras2-graph-nested": Case(_nested, keras2=True),
     "keras2-graph-squeeze-excite": Case(_squeeze_excite, keras2=True),
+    # the wrapped layer with its kernel as saved (power iteration runs only in training)
+    "spectral-norm-conv": Case(one(IMG, lambda L: L.SpectralNormalization(L.Conv2D(4, 3, strides=2, padding="same")))),
+    "spectral-norm-dense-after-flatten": Case(seq((5, 4, 3), layers=lambda k: [
+        k.layers.Conv2D(3, 2), k.layers.Flatten(), k.layers.SpectralNormalization(k.layers.Dense(4))])),
+    "spectral-norm-embedding": Case(one((7,), lambda L: L.SpectralNormalization(L.Embedding(10, 4))), ints=10),
 })
 
 
@@ -459,6 +464,26 @@ def test_layer_matches_keras(tmp_path, name: str, fmt: str) -> None:
     _, conversion = check_file(path, model, xs, rtol=RTOL, atol=ATOL, label=f"{name} {fmt}", **case.options)
     if case.note:
         assert any(case.note in n for n in conversion.report.notes), conversion.report.notes
+
+
+@pytest.mark.tf
+def test_spectral_normalization_after_training_calls(tmp_path) -> None:
+    """Training calls rewrite the kernel with its spectrally normalised value (and vector_u): the saved
+    kernel is what inference reads, so the converted layer matches predict."""
+    keras = require_keras("keras")
+    model = CASES["spectral-norm-conv"].build(keras)
+    randomise(model, seed=0)
+    x = inputs_for(model, seed=2)[0]
+    before = np.array(model.layers[1].layer.kernel)
+    for _ in range(3):
+        model(x, training=True)
+    print(f"kernel changed by training calls: max {np.abs(np.array(model.layers[1].layer.kernel) - before).max():.3f}")
+    assert not np.allclose(np.array(model.layers[1].layer.kernel), before)
+    model.save(tmp_path / "model.keras")
+    _, conversion = check_file(tmp_path / "model.keras", model, inputs_for(model, seed=1), rtol=RTOL, atol=ATOL,
+                               label="spectral-norm after training calls")
+    unused = {e.source for e in conversion.report.entries if e.status == "skipped"}
+    assert any(name.endswith("vars/1") for name in unused), unused  # vector_u: the iteration's state
 
 
 # --- what cannot be converted fails with the layer's name and class ------------------------------------

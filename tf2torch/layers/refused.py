@@ -40,8 +40,6 @@ REFUSED: dict[str, tuple[str, str]] = {
                                                      _NOT_YET),
     "MelSpectrogram": ("its audio front end (STFT and mel filter bank) is not converted yet", _NOT_YET),
     "STFTSpectrogram": ("its audio front end (STFT) is not converted yet", _NOT_YET),
-    "SpectralNormalization": ("its power-iteration kernel normalization is not converted yet",
-                              "save the model with the normalized kernel in a plain layer"),
     # cells are run by an RNN layer, never called in a model's graph themselves
     "LSTMCell": ("a cell is converted inside the RNN layer that runs it", "save the RNN layer, not the cell"),
     "GRUCell": ("a cell is converted inside the RNN layer that runs it", "save the RNN layer, not the cell"),

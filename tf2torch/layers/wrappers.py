@@ -1,10 +1,10 @@
-"""TimeDistributed: the wrapped layer on every step of axis 1, by folding the steps into the batch
-(``(N, T, ...) -> (N*T, ...)``), running the wrapped layer's own converter there, and unfolding.
-The wrapped layer's weights are the wrapper's, in the same order."""
+"""Wrappers. TimeDistributed: the wrapped layer on every step of axis 1, by folding the steps into the batch
+(``(N, T, ...) -> (N*T, ...)``), running the wrapped layer's own converter there, and unfolding; the
+wrapped layer's weights are the wrapper's, in the same order. SpectralNormalization: the wrapped layer."""
 
 from __future__ import annotations
 
-from ..spec import LayerSpec
+from ..spec import LayerSpec, Variable
 from . import layouts_rt
 from .base import Converted, Ctx, Op, TensorInfo
 from .registry import converter, lookup
@@ -35,3 +35,38 @@ def time_distributed(ctx: Ctx) -> Converted:
     unfold = Op(back.replace("{x}", "{x}") + f".unflatten(0, (-1, {steps}))")
     return Converted((fold, *conv.ops, unfold), (TensorInfo((steps, *out_keras.shape), "keras"),), conv.params,
                      notes=conv.notes, helpers=conv.helpers)
+
+
+@converter("SpectralNormalization", wants="any", accepts_flat=True)
+def spectral_normalization(ctx: Ctx) -> Converted:
+    """The wrapped layer itself: Keras (3 and tf_keras) normalises the kernel by power iteration only when
+    called with training=True, writing the result into the kernel; inference reads the kernel as saved.
+    ``vector_u`` (the iteration's state) and the wrapper's second reference to the kernel go unused."""
+    inner_cfg = ctx.config.get("layer")
+    if not isinstance(inner_cfg, dict) or not isinstance(inner_cfg.get("class_name"), str):
+        raise ctx.unsupported("config 'layer' should describe the wrapped layer")
+    config = inner_cfg.get("config") if isinstance(inner_cfg.get("config"), dict) else {}
+    if config.get("mask_zero") is True:  # the wrapper hands no mask on (Embedding's would end here)
+        raise ctx.unsupported("it wraps an Embedding with mask_zero=True", "save the Embedding unwrapped")
+    name = config.get("name")
+    weights = tuple(var for var in ctx.layer.weights if _of_wrapped(var, name))
+    inner = LayerSpec(name=f"{ctx.layer.name}/{name or 'layer'}", class_name=inner_cfg["class_name"],
+                      config=config, calls=ctx.layer.calls, weights=weights)
+    reg = lookup(inner)
+    if inner.graph is not None or reg.wants == "same" or len(ctx.inputs) != 1:
+        raise ctx.unsupported(f"wrapping a {inner.class_name}")
+    info, ops = ctx.x, ()
+    if reg.wants != "any" and not (reg.accepts_flat and info.layout == "cf_flat"):
+        expr, info = layouts_rt.convert("{x}", info, reg.wants)
+        ops = (Op(expr),) if expr != "{x}" else ()
+    conv = reg.fn(Ctx(inner, ctx.call, (layouts_rt.normalise(info),), ctx.keras_version, ctx.keras_release))
+    first = (Op(conv.ops[0].expr.replace("{0}", "{x}"), conv.ops[0].module, conv.ops[0].suffix),) if ops else ()
+    return Converted((*ops, *first, *conv.ops[len(first):]), conv.outputs, conv.params, notes=conv.notes,
+                     helpers=conv.helpers)
+
+
+def _of_wrapped(var: Variable, name: object) -> bool:
+    """A weight of the wrapped layer: ``.keras`` files save it under ``…/layer/vars/N`` (the wrapper's own
+    ``…/vars/N`` are vector_u and the kernel again), ``.h5`` files under the wrapped layer's name."""
+    segments = (var.tf_name or var.name).split(":")[0].split("/")
+    return segments[-1] != "vector_u" and ("layer" in segments[:-1] or (isinstance(name, str) and name in segments[:-1]))
