@@ -181,7 +181,7 @@ class GraphConverter:
         ctx = Ctx(layer, layer.calls[index], tuple(infos), self.options.keras_version, self.options.keras_release)
         conv = reg.fn(ctx)
         first_call = not state.attrs and not state.ctors
-        own = local_name(layer.name, self._block) if self._block else layer.name  # in a block: its own name there
+        own = local_name(layer, self._block) if self._block else layer.name  # in a block: its own name there
         x, last_module = exprs[0] if exprs else "", ""
         for n, op in enumerate(conv.ops):
             m = ""

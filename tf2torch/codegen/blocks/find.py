@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...spec import GraphSpec, LayerSpec
-from .nest import local_name, nest
+from .nest import local_name, nest, snake
 
 # Keys that change nothing at inference, so blocks that differ only there are still one kind.
 _IGNORED = ("name", "trainable", "seed")
@@ -37,8 +37,8 @@ class Run:
 
 
 def _key(layer: LayerSpec, depth: int) -> str | None:
-    words = layer.name.split("_")
-    if not _eligible(layer) or auto_named(layer) or len(words) <= depth or not all(words[:depth]) \
+    words = layer.name.split("_")  # a layer named the prefix itself belongs too (MobileNet's conv_dw_1)
+    if not _eligible(layer) or auto_named(layer) or len(words) < depth or not all(words[:depth]) \
             or not _WORDS.fullmatch(layer.name):
         return None
     return "_".join(words[:depth])
@@ -49,14 +49,12 @@ def auto_named(layer: LayerSpec) -> bool:
     op layers inside a block so (MobileNetV3's hard-swish ``add_12``, ``multiply``)."""
     if layer.class_name in ("TFOpLambda", "SlicingOpLambda"):  # tf_keras records tf.* calls so: "tf.math.add_3"
         return True
-    cls = re.split(r"[>.]", layer.class_name)[-1]  # Keras 3 op layers: "keras.src.ops.numpy>Add"
-    snake = re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", cls)).lower()
-    return re.fullmatch(rf"{re.escape(snake)}(_\d+)?", layer.name) is not None
+    return re.fullmatch(rf"{re.escape(snake(layer.class_name))}(_\d+)?", layer.name) is not None
 
 
 def _runs(layers: tuple[LayerSpec, ...], a: int, b: int, depth: int) -> list[Run]:
-    """Maximal runs in ``layers[a:b]`` of two or more layers named with one prefix of ``depth`` words,
-    Keras-named layers between them included."""
+    """Maximal runs in ``layers[a:b]`` of layers named with one prefix of ``depth`` words, Keras-named
+    layers between them included."""
     runs, i = [], a
     while i < b:
         key = _key(layers[i], depth)
@@ -70,8 +68,7 @@ def _runs(layers: tuple[LayerSpec, ...], a: int, b: int, depth: int) -> list[Run
             elif not auto_named(layers[j]):
                 break
             j += 1
-        if last > i:
-            runs.append(Run(key, i, last + 1))
+        runs.append(Run(key, i, last + 1))  # one layer may still be a block with what Keras named around it
         i = last + 1
     return runs
 
@@ -123,6 +120,12 @@ class _Graph:
                 todo.append(r)
         return True
 
+    def outputs_of(self, start: int, stop: int) -> int:
+        """How many of the layers ``start:stop`` are read after them (or are model outputs)."""
+        inside = set(range(start, stop))
+        return sum(1 for i in inside if self.layers[i].name in self.outputs
+                   or self.readers.get(self.layers[i].name, set()) - inside)
+
     def signature(self, prefix: str, start: int, stop: int) -> tuple:
         position = {self.layers[i].name: i - start for i in range(start, stop)}
         external: dict[tuple[str, int, int], int] = {}
@@ -131,7 +134,7 @@ class _Graph:
             refs = tuple(("in", position[r.layer], r.node, r.index) if r.layer in position
                          else ("ext", external.setdefault((r.layer, r.node, r.index), len(external)))
                          for r in layer.calls[0].inputs)
-            items.append((local_name(layer.name, prefix), layer.class_name, _masked(dict(layer.config)),
+            items.append((local_name(layer, prefix), layer.class_name, _masked(dict(layer.config)),
                           _masked(dict(layer.calls[0].kwargs)), refs))
         read_outside = tuple(sorted(position[self.layers[i].name] for i in range(start, stop)
                                     if self.layers[i].name in self.outputs
@@ -139,27 +142,56 @@ class _Graph:
         return (tuple(items), read_outside)
 
 
+_CLASS_LINES = 10  # a class's own lines: class, docstring, __init__, super(), forward, return, blank lines
+_MIN_LAYERS = 3  # a conv and its BatchNorm read better inline than as a class
+
+
+def _kind_lines(runs: list[Run]) -> int:
+    return 3 * (runs[0].stop - runs[0].start) + _CLASS_LINES + 2 * len(runs)
+
+
 def _cost(kinds: dict[tuple, list[Run]], free: int) -> int:
     """Lines of generated code, roughly: three per flat layer (comment, constructor, forward line), a class
     per kind, two lines per instance."""
-    return 3 * free + sum(3 * (runs[0].stop - runs[0].start) + 6 + 2 * len(runs) for runs in kinds.values())
+    return 3 * free + sum(_kind_lines(runs) for runs in kinds.values())
 
 
 def _worth(runs: list[Run]) -> bool:
     size = runs[0].stop - runs[0].start
-    return len(runs) >= 2 and 3 * size + 6 + 2 * len(runs) < 3 * size * len(runs)
+    return len(runs) >= 2 and size >= _MIN_LAYERS and _kind_lines(runs) < 3 * size * len(runs)
 
 
-def _tail(layers: tuple[LayerSpec, ...], run: Run, bound: int) -> int:
-    """The run's end extended over the Keras-named layers right after it that read what it computes:
-    Xception names a block's layers ``block5_*`` but its residual ``add_3``."""
+def _tail(wiring: _Graph, run: Run, bound: int) -> int:
+    """The run's end extended over the Keras-named layers after it that finish it: up to the first merge
+    after which the block has one output (Xception names a block ``block5_*`` but its residual ``add_3``;
+    ``block3_*`` also leaves its shortcut's ``batch_normalization_1`` to Keras's names)."""
+    layers = wiring.layers
     inside = {layer.name for layer in layers[run.start:run.stop]}
     stop = run.stop
     while stop < bound and _eligible(layers[stop]) and auto_named(layers[stop]) \
             and any(ref.layer in inside for ref in layers[stop].calls[0].inputs):
         inside.add(layers[stop].name)
         stop += 1
-    return stop
+        if len(layers[stop - 1].calls[0].inputs) > 1 and wiring.outputs_of(run.start, stop) == 1:
+            return stop
+    return run.stop
+
+
+def _head(wiring: _Graph, run: Run, bound: int) -> int:
+    """The run's start extended back over the Keras-named layers before it, to the nearest point where the
+    block has one input: Inception names a block's concat ``mixed1`` and its branches' convs ``conv2d_12`` …
+    Each layer taken must be read inside the block only."""
+    layers = wiring.layers
+    inside = {layer.name for layer in layers[run.start:run.stop]}
+    i = run.start - 1
+    while i >= bound and _eligible(layers[i]) and auto_named(layers[i]) and layers[i].name not in wiring.outputs \
+            and all(layers[r].name in inside for r in wiring.readers.get(layers[i].name, ())):
+        inside.add(layers[i].name)
+        feeds = {ref for layer in layers[i:run.stop] for ref in layer.calls[0].inputs if ref.layer not in inside}
+        if len(feeds) == 1:
+            return i
+        i -= 1
+    return run.start
 
 
 def _kinds(wiring: _Graph, spans: list[tuple[str, int, int]]) -> list[Run]:
@@ -180,18 +212,25 @@ def _plan_from(wiring: _Graph, depth: int, deepest: int, exclude: frozenset[str]
     free = [(0, len(layers))]
     chosen: list[Run] = []
     for d in range(depth, deepest + 1):
-        candidates = [(run, b) for a, b in free for run in _runs(layers, a, b, d)]
-        twice = {p for p, n in Counter(r.prefix for r, _ in candidates).items() if n > 1}  # one name, two places
-        usable = [(r, b) for r, b in candidates if r.prefix not in exclude and r.prefix not in taken
-                  and r.prefix not in twice]
-        # first with the Keras-named layers after a run that finish it (a residual add), then without
-        accepted = _kinds(wiring, [(r.prefix, r.start, _tail(layers, r, b)) for r, b in usable
-                                   if _tail(layers, r, b) > r.stop])
-        done = {r.start for r in accepted}
-        accepted += _kinds(wiring, [(r.prefix, r.start, r.stop) for r, _ in usable if r.start not in done])
+        candidates = [(run, a, b) for a, b in free for run in _runs(layers, a, b, d)]
+        twice = {p for p, n in Counter(r.prefix for r, _, _ in candidates).items() if n > 1}  # one name, two places
+        usable = [(r, a, b) for r, a, b in candidates if r.prefix not in exclude and r.prefix not in twice
+                  and (r.prefix not in taken or r.prefix in {x.name for x in layers[r.start:r.stop]})]
+        # first with the Keras-named layers before and after a run that make it whole (its branches, a
+        # residual add; a head never reaches into the run before it), then without
+        extended, previous = [], 0
+        for r, a, b in sorted(usable, key=lambda u: u[0].start):
+            stop = _tail(wiring, r, b)
+            start = _head(wiring, r, max(a, previous))
+            previous = stop
+            if (start, stop) != (r.start, r.stop):
+                extended.append((r.prefix, start, stop))
+        accepted = _kinds(wiring, extended)
+        done = {r.prefix for r in accepted}
+        accepted += _kinds(wiring, [(r.prefix, r.start, r.stop) for r, _, _ in usable if r.prefix not in done])
         chosen += accepted
-        starts = {r.start for r in accepted}
-        free = [(r.start, r.stop) for r, _ in candidates if r.start not in starts]  # searched one word deeper
+        done = {r.prefix for r in accepted}
+        free = [(r.start, r.stop) for r, _, _ in candidates if r.prefix not in done]  # searched one word deeper
     in_blocks = sum(r.stop - r.start for r in chosen)
     kinds_chosen: dict[tuple, list[Run]] = {}
     for r in chosen:
@@ -207,7 +246,7 @@ def plan(graph: GraphSpec, exclude: frozenset[str] = frozenset()) -> list[Run]:
         return []
     wiring = _Graph(graph)
     taken = {layer.name for layer in graph.layers}
-    deepest = max((len(layer.name.split("_")) - 1 for layer in graph.layers), default=0)
+    deepest = max((len(layer.name.split("_")) for layer in graph.layers), default=0)
     best: tuple[int, list[Run]] = (3 * len(graph.layers), [])
     for depth in range(1, deepest + 1):
         found = _plan_from(wiring, depth, deepest, exclude, taken)

@@ -20,11 +20,19 @@ if TYPE_CHECKING:
 BLOCK_CLASS = "tf2torch.Block"  # class_name of the layer standing for a nested block
 
 
-def local_name(name: str, prefix: str) -> str:
+def snake(class_name: str) -> str:
+    """Keras's default layer name for a class (``ReLU`` -> ``re_lu``, ``keras.src.ops.numpy>Add`` -> ``add``)."""
+    cls = re.split(r"[>.]", class_name)[-1]  # Keras 3 op layers: "keras.src.ops.numpy>Add"
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", cls)).lower()
+
+
+def local_name(layer: LayerSpec, prefix: str) -> str:
     """A layer's name inside its block: the prefix dropped, leading numbers moved to the end
-    (ResNet's ``conv2_block1_1_conv`` -> ``conv1``, ``conv2_block1_0_bn`` -> ``bn0``)."""
-    if not name.startswith(prefix + "_"):  # a Keras-named layer inside the block: its class's name
-        return re.sub(r"_\d+$", "", name)
+    (ResNet's ``conv2_block1_1_conv`` -> ``conv1``, ``conv2_block1_0_bn`` -> ``bn0``); a layer named by
+    Keras, or named the prefix itself (MobileNet's ``conv_dw_1``), by its class (``depthwise_conv2d``)."""
+    name = layer.name
+    if not name.startswith(prefix + "_"):
+        return snake(layer.class_name) if name == prefix else re.sub(r"_\d+$", "", name)
     words = name[len(prefix) + 1:].split("_")
     numbers = []
     while len(words) > 1 and words[0].isdigit():
