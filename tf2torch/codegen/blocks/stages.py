@@ -1,48 +1,82 @@
-"""Chained blocks of one kind as one ``nn.Sequential``: ``self.conv4_blocks = nn.Sequential(ConvBlock2(...), ...)``
-and one forward line, instead of a line per block.
+"""Chained blocks of one class as one container: ``self.conv4_blocks = nn.Sequential(ConvBlock2(...), ...)``
+and one forward line, instead of a line per block; blocks that take more than the chained tensor (keras-hub's
+``transformer_layer_3(x, padding_mask=padding_mask)``) go in a ``…Stack``, an ``nn.ModuleList`` whose
+forward hands every block those arguments.
 
-A chain is consecutive forward lines ``b = self.block_b(a)``, ``c = self.block_c(b)`` … calling instances of one
-block class, each reading only the one before's output, which nothing else reads. The state_dict keys of
-the chained blocks change (``conv4_block2.conv1.weight`` -> ``conv4_blocks.0.conv1.weight``): ``chain`` returns
-the renames, which the caller applies to keys and verify's taps.
+A chain is consecutive forward lines ``b = self.block_b(a, …)``, ``c = self.block_c(b, …)`` … calling modules of
+one generated or helper class with the same other arguments, each reading only the one before's output,
+which nothing else reads, and each module called nowhere else. The state_dict keys of the chained blocks
+change (``conv4_block2.conv1.weight`` -> ``conv4_blocks.0.conv1.weight``): ``chain`` returns the renames,
+which the caller applies to keys and verify's taps.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..emit import ClassDef
+from ..emit import ClassDef, literal
+from ..namespace import Namespace
 
 if TYPE_CHECKING:
     from ...layers.graph import Generated
 
 _MIN_CHAIN = 2
+_PLURAL = ("block", "layer", "unit", "cell", "stage")  # conv4_block2 … -> conv4_blocks
 
 
-def _block_call(line: str, kinds: set[str], ctors: dict[str, str]) -> tuple[str, str, str] | None:
-    """(output, attribute, input) of ``out = self.attr(arg)`` when ``attr`` is an instance of a block kind."""
+@dataclass(frozen=True)
+class _Call:
+    """``out = self.attr(arg, *extra, **keywords)``: the forward line of one module call."""
+
+    out: str
+    attr: str
+    arg: str
+    extra: tuple[str, ...] = ()  # other positional arguments (local names)
+    keywords: tuple[tuple[str, str], ...] = ()  # (keyword, local name)
+
+
+def _module_call(line: str, ctors: dict[str, str]) -> _Call | None:
     stmt = ast.parse(line).body[0]
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Call) and len(stmt.value.args) == 1 and not stmt.value.keywords
-            and isinstance(stmt.value.args[0], ast.Name)):
+            and isinstance(stmt.value, ast.Call) and stmt.value.args and isinstance(stmt.value.args[0], ast.Name)):
         return None
-    func = stmt.value.func
+    func, call = stmt.value.func, stmt.value
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
         return None
-    kind = ctors.get(func.attr, "").split("(", 1)[0]
-    return (stmt.targets[0].id, func.attr, stmt.value.args[0].id) if kind in kinds else None
+    if ctors.get(func.attr, "nn.").startswith("nn.") or not all(isinstance(a, ast.Name) for a in call.args) \
+            or not all(k.arg and isinstance(k.value, ast.Name) for k in call.keywords):
+        return None  # torch's own modules stay as they are; chained modules take plain names
+    return _Call(stmt.targets[0].id, func.attr, call.args[0].id, tuple(a.id for a in call.args[1:]),  # type: ignore[attr-defined]
+                 tuple((k.arg, k.value.id) for k in call.keywords))  # type: ignore[attr-defined,misc]
 
 
 def _reads(source: str) -> list[str]:
     return [n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
 
 
-def chain(cls: ClassDef, kinds: set[str]) -> dict[str, str]:
-    """Rewrite ``cls`` so each chain of blocks is one ``nn.Sequential``; returns {old attribute: new path}."""
+@dataclass
+class StackDef(ClassDef):
+    """A generated ``nn.ModuleList`` whose forward applies its modules in turn, each with the same other
+    arguments."""
+
+    others: tuple[str, ...] = ()  # forward's arguments after the chained tensor
+    call: str = ""  # one module's call in the loop
+
+    def render(self) -> str:
+        return "\n".join([f"class {self.name}(nn.ModuleList):", f"    {literal(self.doc)}", "",
+                          f"    def forward({', '.join(['self', 'x', *self.others])}):",
+                          "        for layer in self:", f"            x = {self.call}", "        return x"])
+
+
+def chain(cls: ClassDef, once: set[str], stacks: dict[tuple, StackDef], taken_classes: set[str]) -> dict[str, str]:
+    """Rewrite ``cls`` so each chain of blocks is one container; returns {old attribute: new path}.
+    ``once``: the attributes no other line of any class names; ``stacks``: the Stack classes made so far."""
     ctors = dict(cls.modules)
-    calls = [_block_call(line, kinds, ctors) for line in cls.lines]
+    calls = [_module_call(line, ctors) if _calls_once(line, once) else None for line in cls.lines]
     reads: dict[str, int] = {}
     for source in [*cls.lines, *cls.returns]:
         for name in _reads(source):
@@ -50,29 +84,65 @@ def chain(cls: ClassDef, kinds: set[str]) -> dict[str, str]:
     chains, i = [], 0
     while i < len(calls):
         j = i + 1
-        while j < len(calls) and calls[i] and calls[j] and calls[j - 1] and calls[j][2] == calls[j - 1][0] \
-                and reads[calls[j - 1][0]] == 1 and _kind(ctors[calls[j][1]]) == _kind(ctors[calls[i][1]]):
+        first = calls[i]
+        while first and j < len(calls) and (c := calls[j]) is not None and (prev := calls[j - 1]) is not None \
+                and c.arg == prev.out and reads[prev.out] == 1 and (c.extra, c.keywords) == (first.extra, first.keywords) \
+                and _kind(ctors[c.attr]) == _kind(ctors[first.attr]):
             j += 1
-        if calls[i] and j - i >= _MIN_CHAIN:
+        if first and j - i >= _MIN_CHAIN:
             chains.append((i, j))
         i = j
     renames: dict[str, str] = {}
     taken = {attr for attr, _ in cls.modules}
     named = []
     for start, stop in chains:  # names in forward order: blocks, blocks2 …
-        attrs = [calls[k][1] for k in range(start, stop)]  # type: ignore[index]
+        attrs = [calls[k].attr for k in range(start, stop)]  # type: ignore[union-attr]
         named.append((start, stop, attrs, _name(attrs, taken)))
         taken.add(named[-1][-1])
     for start, stop, attrs, name in reversed(named):  # from the end: earlier line numbers stay valid
         for n, attr in enumerate(attrs):
             renames[attr] = f"{name}.{n}"
-        items = ",\n            ".join(ctors[a].replace("\n", "\n    ") for a in attrs)
-        first = next(k for k, (attr, _) in enumerate(cls.modules) if attr == attrs[0])
-        cls.modules[first] = (name, f"nn.Sequential(\n            {items})")
+        first, last = calls[start], calls[stop - 1]
+        assert first is not None and last is not None
+        same = len({ctors[a] for a in attrs}) == 1 and "\n" not in ctors[attrs[0]]
+        items = f"{ctors[attrs[0]]} for _ in range({len(attrs)})" if same else \
+            ",\n            ".join(ctors[a].replace("\n", "\n    ") for a in attrs)
+        if first.extra or first.keywords:
+            stack = _stack(_kind(ctors[first.attr]), first, stacks, taken_classes)
+            ctor = f"{stack.name}([{items}])" if same else f"{stack.name}([\n            {items}])"
+            args = ", ".join([first.arg, *first.extra, *(v for _, v in first.keywords)])
+        else:
+            ctor = f"nn.Sequential(*[{items}])" if same else f"nn.Sequential(\n            {items})"
+            args = first.arg
+        position = next(k for k, (attr, _) in enumerate(cls.modules) if attr == attrs[0])
+        cls.modules[position] = (name, ctor)
         cls.modules = [m for m in cls.modules if m[0] not in attrs[1:]]
-        out, arg = calls[stop - 1][0], calls[start][2]  # type: ignore[index]
-        cls.lines[start:stop] = [f"{out} = self.{name}({arg})"]
+        cls.lines[start:stop] = [f"{last.out} = self.{name}({args})"]
     return renames
+
+
+def _calls_once(line: str, once: set[str]) -> bool:
+    """The line calls a module that no other line names."""
+    match = re.match(r"\w+ = self\.(\w+)\(", line)
+    return bool(match) and match.group(1) in once  # type: ignore[union-attr]
+
+
+def _stack(kind: str, call: _Call, stacks: dict[tuple, StackDef], taken: set[str]) -> StackDef:
+    """The Stack class for blocks of ``kind`` called with ``call``'s other arguments (one per signature)."""
+    key = (kind, len(call.extra), tuple(k for k, _ in call.keywords))
+    if key not in stacks:
+        names = Namespace({"x", "layer"})
+        extra = [names.create(v, "arg") for v in call.extra]
+        keywords = [(k, names.create(k, "arg")) for k, _ in call.keywords]
+        base, n = f"{kind}Stack", 2
+        name = base
+        while name in taken:
+            name, n = f"{base}{n}", n + 1
+        taken.add(name)
+        stacks[key] = StackDef(name=name, doc=f"{kind} modules applied in turn, each to the one before's output.",
+                               others=(*extra, *(p for _, p in keywords)),
+                               call=f"layer({', '.join(['x', *extra, *(f'{k}={p}' for k, p in keywords)])})")
+    return stacks[key]
 
 
 def _kind(ctor: str) -> str:
@@ -80,10 +150,11 @@ def _kind(ctor: str) -> str:
 
 
 def _name(attrs: list[str], taken: set[str]) -> str:
-    """``conv4_blocks`` for conv4_block2 … conv4_block6, ``block6_blocks`` for block6b … block6d."""
+    """``conv4_blocks`` for conv4_block2 … conv4_block6, ``block6_blocks`` for block6b … block6d,
+    ``transformer_layers`` for transformer_layer_0 …"""
     words = os.path.commonprefix([a.split("_") for a in attrs])  # whole words: block_10 … block_12 -> block
     common = "_".join(words) if words else os.path.commonprefix(attrs).rstrip("_")  # block4b, block4c -> block4
-    base = f"{common}s" if common.endswith("block") else f"{common or 'block'}_blocks"
+    base = f"{common}s" if common.split("_")[-1] in _PLURAL else f"{common or 'block'}_blocks"
     name, n = base, 2
     while name in taken:
         name, n = f"{base}{n}", n + 1
@@ -91,13 +162,19 @@ def _name(attrs: list[str], taken: set[str]) -> str:
 
 
 def sequential(gen: Generated, kinds: set[str]) -> None:
-    """``chain`` in every class that calls blocks, its renames applied to state_dict keys and taps."""
+    """``chain`` in every class but the block kinds, its renames applied to state_dict keys and taps."""
     prefixes = _prefixes(gen.classes)
+    named = [m for c in gen.classes for line in c.lines for m in re.findall(r"\.(\w+)\b", line)]
+    once = {a for a in set(named) if named.count(a) == 1}  # a module another line reaches is left in place
+    stacks: dict[tuple, StackDef] = {}
+    taken = {c.name for c in gen.classes} | set(gen.helpers)
     renames: dict[str, str] = {}
-    for cls in gen.classes:
+    for cls in list(gen.classes):
         if cls.name not in kinds and cls.name in prefixes:
             prefix = prefixes[cls.name]
-            renames.update({f"{prefix}{old}.": f"{prefix}{new}." for old, new in chain(cls, kinds).items()})
+            moved = chain(cls, once, stacks, taken)
+            renames.update({f"{prefix}{old}.": f"{prefix}{new}." for old, new in moved.items()})
+    gen.classes[-1:-1] = list(stacks.values())  # before the model (any order would do: built at call time)
     if not renames:
         return
     gen.params = [(_renamed(key, renames), p) for key, p in gen.params]
