@@ -294,3 +294,18 @@ def test_the_block_converters_accept_exactly_the_activations_the_helpers_build()
     for refused in ("softmax", "exponential", "soft_shrink"):
         with pytest.raises(KeyError):
             keras_hub_activation(refused)
+
+
+@pytest.mark.parametrize("name", ["bert", "llama"])
+def test_the_transformer_layers_are_one_stack(models, name: str) -> None:
+    """Item 5 of the issue: the layers as one ModuleList whose forward hands each the padding mask, not one
+    line per layer; keys ``transformer_layers.N.…``, every weight still mapped (the outputs: the test above)."""
+    _, path, _, _ = models(name)
+    model, result = convert_in_memory(path)
+    layers = model.transformer_layers
+    print(f"{name}: {type(layers).__name__} of {len(layers)}, model.py {len(result.model_source.splitlines())} lines")
+    assert type(layers).__name__.endswith("Stack") and len(layers) == CASES[name][1]["num_layers"] >= 2
+    assert f"for _ in range({len(layers)})" in result.model_source
+    assert "self.transformer_layer_0" not in result.model_source
+    assert {k.split(".")[1] for k in (p.key for p in result.plans) if k.startswith("transformer_layers.")} == \
+        {str(i) for i in range(len(layers))}
