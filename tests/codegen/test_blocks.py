@@ -225,3 +225,24 @@ def test_a_run_that_is_not_a_sub_graph_is_not_nested() -> None:
     nested = nest(graph, find.plan(graph))
     assert [layer.name for layer in nested.layers] == ["in", "a1_a", "a1_b", "a1_c", "mid", "a2", "a3", "a4"]
     assert nested.layer("a3").calls[0].inputs == (TensorRef("a2"),) and nested.outputs == (TensorRef("a4"),)
+
+
+def test_a_block_the_walker_refuses_leaves_the_model_flat(saved, monkeypatch) -> None:
+    """Blocks change how the code reads, never whether a model converts: a block the walker cannot take
+    (here: every block, refused on purpose) gives the flat model, with a note saying so."""
+    from tf2torch.codegen.blocks.nest import BLOCK_CLASS
+    from tf2torch.errors import UnsupportedError
+    from tf2torch.layers.graph import GraphConverter
+
+    nested = GraphConverter._nested
+
+    def refuse_blocks(self, cls, attrs, local, layer, *args, **kwargs):
+        if layer.class_name == BLOCK_CLASS:
+            raise UnsupportedError(f"block {layer.name!r} refused by the test")
+        return nested(self, cls, attrs, local, layer, *args, **kwargs)
+
+    monkeypatch.setattr(GraphConverter, "_nested", refuse_blocks)
+    path, model, xs = saved
+    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-6, label="resnet-like, blocks refused")
+    assert "nn.Sequential(" not in conversion.model_source and "one block each" not in conversion.model_source
+    assert any(n.startswith("repeated blocks left flat: block ") for n in conversion.report.notes)

@@ -109,14 +109,19 @@ def generate(graph: GraphSpec, options: Options) -> Generated:
     if not options.blocks or options.scoped:  # a TF graph's modules already nest by its scopes
         return GraphConverter(options).convert(graph)
     exclude: frozenset[str] = frozenset()
-    while True:
-        converter = GraphConverter(options)
-        gen = converter.convert(find.nest_all(graph, exclude), original=graph)
-        gen.classes, lonely = template.merge(gen.classes)
-        if not lonely or exclude.issuperset(lonely):
-            stages.sequential(gen, {c.name for c in gen.classes if c.block})
-            return gen
-        exclude |= frozenset(lonely)
+    try:
+        while True:
+            converter = GraphConverter(options)
+            gen = converter.convert(find.nest_all(graph, exclude), original=graph)
+            gen.classes, lonely = template.merge(gen.classes, set(gen.helpers))
+            if not lonely or exclude.issuperset(lonely):
+                stages.sequential(gen, {c.name for c in gen.classes if c.block})
+                return gen
+            exclude |= frozenset(lonely)
+    except UnsupportedError as exc:  # a block the walker cannot take: the same numbers, one module per layer
+        gen = GraphConverter(options).convert(graph)  # (when this fails too, its error is the one to report)
+        gen.notes.append(f"repeated blocks left flat: {exc}")
+        return gen
 
 
 def _tensor_json(name: str, info) -> dict:

@@ -55,7 +55,7 @@ def nest(graph: GraphSpec, runs: list[Run]) -> GraphSpec:
             for ref in layer.calls[0].inputs:
                 if ref.layer not in names and ref not in external:
                     external.append(ref)
-        spaces = namespace.Namespace()
+        spaces = namespace.Namespace(names)  # an input named like a layer inside would take its values
         inputs = [spaces.create("x" if len(external) == 1 else f"x{j}") for j in range(len(external))]
         rename = {(r.layer, r.node, r.index): TensorRef(inputs[j]) for j, r in enumerate(external)}
         inner = tuple(_rewired(layer, rename) for layer in block)

@@ -164,7 +164,7 @@ def _name(attrs: list[str], taken: set[str]) -> str:
 def sequential(gen: Generated, kinds: set[str]) -> None:
     """``chain`` in every class but the block kinds, its renames applied to state_dict keys and taps."""
     prefixes = _prefixes(gen.classes)
-    named = [m for c in gen.classes for line in c.lines for m in re.findall(r"\.(\w+)\b", line)]
+    named = [m for c in gen.classes for line in [*c.lines, *c.returns] for m in re.findall(r"\.(\w+)\b", line)]
     once = {a for a in set(named) if named.count(a) == 1}  # a module another line reaches is left in place
     stacks: dict[tuple, StackDef] = {}
     taken = {c.name for c in gen.classes} | set(gen.helpers)

@@ -98,9 +98,10 @@ def _kind_name(prefixes: list[str]) -> str:
     return name if "Block" in name else f"{name}Block"  # ConvBlock, BlockSe, StageBlock
 
 
-def merge(classes: list[ClassDef]) -> tuple[list[ClassDef], list[str]]:
+def merge(classes: list[ClassDef], helpers: set[str]) -> tuple[list[ClassDef], list[str]]:
     """``classes`` with each kind of block (two or more instances) as one class, its parents' constructor
-    calls rewritten; and the prefixes of blocks whose kind has one instance (better left flat)."""
+    calls rewritten; and the prefixes of blocks whose kind has one instance (better left flat). ``helpers``:
+    the inlined helper classes' names (a kind is never named like one)."""
     shapes = {id(c): _shape(c) for c in classes if c.block}
     kinds: dict[tuple, list[ClassDef]] = {}
     for c in classes:
@@ -108,7 +109,7 @@ def merge(classes: list[ClassDef]) -> tuple[list[ClassDef], list[str]]:
             kinds.setdefault(shapes[id(c)].skeleton, []).append(c)
     lonely = [group[0].block for group in kinds.values() if len(group) == 1]
     # the instances' own classes go: their names are free again (block_2's class "Block2" …)
-    taken = {c.name for c in classes if not c.block} | set(GENERATED_GLOBALS)
+    taken = {c.name for c in classes if not c.block} | set(GENERATED_GLOBALS) | helpers
     calls: dict[str, str] = {}  # instance class name -> constructor call of its kind
     merged: dict[str, ClassDef] = {}  # first instance's name -> the kind's class
     for group in kinds.values():
