@@ -5,8 +5,8 @@
 For each ``keras.applications`` model (random seeded weights, BN statistics included, 128 px; InceptionV3
 139 px) and a BERT-base encoder (128 tokens) the same ``.keras`` file goes through every route that can be installed here:
 
-* ``tf2torch``: the generated ``model.py`` (readable form) and ``load_model(inference=True)`` (BatchNorms
-  folded into their convs);
+* ``tf2torch``: the generated ``model.py`` (readable form), the same with ``--flat`` (one module per Keras
+  layer, no block classes) and ``load_model(inference=True)`` (BatchNorms folded into their convs);
 * ``onnx2torch``: tf2onnx (the frozen ``tf.function`` graph) then onnx2torch (an fx GraphModule; NHWC like tf2onnx);
 * ``keras-torch``: the same ``.keras`` file loaded by Keras 3 on its torch backend;
 * ``native``: the hand-written twin where one exists (torchvision's, or ``torch.nn.TransformerEncoder``
@@ -103,7 +103,11 @@ def prepare(name: str, size: int, work: Path) -> dict:
     out = work / f"{name}.tf2torch"
     subprocess.run([sys.executable, "-m", "tf2torch", "convert", str(path), "-o", str(out), "--force", "-q"],
                    check=True)
-    routes = {"tf2torch": str(out), "tf2torch-inference": str(out), "keras-torch": str(path)}
+    flat = work / f"{name}.tf2torch-flat"  # one module per Keras layer: what the block classes cost, if anything
+    subprocess.run([sys.executable, "-m", "tf2torch", "convert", str(path), "-o", str(flat), "--force", "-q", "--flat"],
+                   check=True)
+    routes = {"tf2torch": str(out), "tf2torch-flat": str(flat), "tf2torch-inference": str(out),
+              "keras-torch": str(path)}
     try:
         import tf2onnx
         from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
