@@ -184,3 +184,28 @@ def import_isolated(source: str, path: Path) -> None:
                             text=True, cwd=path.parent, timeout=300)
     assert result.returncode == 0, f"importing generated {path.name} failed:\n{result.stderr[-3000:]}"
     assert "HEAVY []" in result.stdout, f"generated {path.name} imported heavy modules: {result.stdout}"
+
+
+# --- keras.ops models with a sequence input and an image input ----------------------------------------
+
+def save_seq_image(keras: Any, path: Path, seq: Any, image: Any, outputs: list) -> tuple[Path, dict, list]:
+    """Save ``Model([seq, image], outputs)`` and run the reloaded file on seeded N(0, 1) inputs:
+    (path, inputs by name, Keras's outputs)."""
+    keras.Model([seq, image], outputs).save(path)
+    rng = np.random.default_rng(0)
+    x = {t.name: rng.normal(size=(2, *t.shape[1:])).astype("float32") for t in (seq, image)}
+    expected = [np.asarray(o) for o in keras.saving.load_model(path)([x[seq.name], x[image.name]])]
+    return path, x, expected
+
+
+def check_seq_image(path: Path, x: dict, expected: list, names: list[str]) -> None:
+    """The converted model on the same inputs (the image channels-first) matches each output to 1e-6."""
+    from tests.util import to_tf_layout, to_torch_layout
+
+    model, _ = convert_in_memory(path)
+    with torch.no_grad():
+        got = model(torch.from_numpy(x["seq"]), to_torch_layout(x["image"]))
+    for name, g, e in zip(names, got, expected, strict=True):
+        error = float(np.abs(to_tf_layout(g) - e).max()) if e.size else 0.0
+        print(f"{name}: shape {tuple(e.shape)}, max abs error {error:.2e}")
+        assert to_tf_layout(g).shape == e.shape and error <= 1e-6

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
-import torch
 
 from tests.conftest import require_keras
-from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
+from tests.layers.harness import check_seq_image, save_seq_image
 
 
 @pytest.fixture(scope="module")
@@ -26,20 +24,8 @@ def saved(tmp_path_factory):
         keras.layers.Dense(3)(seq)[:, 1:4, None, :],  # slices and a new axis
         keras.layers.Dense(3)(seq)[:, -1, :],  # an integer drops the time axis
     ]
-    path = tmp_path_factory.mktemp("ops_array") / "ops.keras"
-    keras.Model([seq, image], outputs).save(path)
-    rng = np.random.default_rng(0)
-    x = {"seq": rng.normal(size=(2, 5, 4)).astype("float32"), "image": rng.normal(size=(2, 6, 6, 3)).astype("float32")}
-    expected = [np.asarray(o) for o in keras.saving.load_model(path)([x["seq"], x["image"]])]
-    return path, x, expected
+    return save_seq_image(keras, tmp_path_factory.mktemp("ops_array") / "ops.keras", seq, image, outputs)
 
 
 def test_ops_array_matches_keras(saved) -> None:
-    path, x, expected = saved
-    model, _ = convert_in_memory(path)
-    with torch.no_grad():
-        got = model(torch.from_numpy(x["seq"]), to_torch_layout(x["image"]))
-    for name, g, e in zip(("pad-seq", "pad-image", "slice-newaxis", "integer"), got, expected, strict=True):
-        error = float(np.abs(to_tf_layout(g) - e).max())
-        print(f"{name}: shape {tuple(e.shape)}, max abs error {error:.2e}")
-        assert to_tf_layout(g).shape == e.shape and error <= 1e-6
+    check_seq_image(*saved, ["pad-seq", "pad-image", "slice-newaxis", "integer"])

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
-import torch
 
 from tests.conftest import require_keras
-from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
+from tests.layers.harness import check_seq_image, save_seq_image
+from tests.util import convert_in_memory
 from tf2torch.errors import UnsupportedError
 
 CASES = ("mean-time", "sum-last-keepdims", "max-spatial", "min-negative-axes", "mean-image-keepdims")
@@ -32,23 +31,11 @@ def saved(tmp_path_factory):
         keras.ops.min(conv, axis=[-3, -1]),
         keras.ops.mean(conv, axis=3, keepdims=True),
     ]
-    path = tmp_path_factory.mktemp("ops_reduce") / "ops.keras"
-    keras.Model([seq, image], outputs).save(path)
-    rng = np.random.default_rng(0)
-    x = {"seq": rng.normal(size=(2, 5, 4)).astype("float32"), "image": rng.normal(size=(2, 6, 6, 3)).astype("float32")}
-    expected = [np.asarray(o) for o in keras.saving.load_model(path)([x["seq"], x["image"]])]
-    return path, x, expected
+    return save_seq_image(keras, tmp_path_factory.mktemp("ops_reduce") / "ops.keras", seq, image, outputs)
 
 
 def test_reductions_match_keras(saved) -> None:
-    path, x, expected = saved
-    model, _ = convert_in_memory(path)
-    with torch.no_grad():
-        got = model(torch.from_numpy(x["seq"]), to_torch_layout(x["image"]))
-    for name, g, e in zip(CASES, got, expected, strict=True):
-        error = float(np.abs(to_tf_layout(g) - e).max())
-        print(f"{name}: shape {tuple(e.shape)}, max abs error {error:.2e}")
-        assert to_tf_layout(g).shape == e.shape and error <= 1e-6
+    check_seq_image(*saved, CASES)
 
 
 @pytest.mark.parametrize("call, message", [(lambda k, x: k.ops.mean(x, axis=[0, 1]), "the batch axis"),

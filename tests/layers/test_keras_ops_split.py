@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
-import torch
 
 from tests.conftest import require_keras
-from tests.util import convert_in_memory, edit_keras_member, to_tf_layout, to_torch_layout
+from tests.layers.harness import check_seq_image, save_seq_image
+from tests.util import convert_in_memory, edit_keras_member
 from tf2torch.errors import UnsupportedError
 
 
@@ -26,23 +25,11 @@ def saved(tmp_path_factory):
     rows = keras.ops.split(conv, [1, 4], axis=1)  # pieces of 1, 3 and 2 rows
     features = keras.ops.split(keras.layers.Dense(6)(seq), [2, 2, 5], axis=2)  # an empty piece, as tf.split gives
     outputs = [thirds[0], keras.layers.Add()([thirds[1], thirds[2]]), *rows, *features]
-    path = tmp_path_factory.mktemp("ops_split") / "split.keras"
-    keras.Model([seq, image], outputs).save(path)
-    rng = np.random.default_rng(0)
-    x = {"seq": rng.normal(size=(2, 5, 6)).astype("float32"), "image": rng.normal(size=(2, 6, 6, 3)).astype("float32")}
-    expected = [np.asarray(o) for o in keras.saving.load_model(path)([x["seq"], x["image"]])]
-    return path, x, expected
+    return save_seq_image(keras, tmp_path_factory.mktemp("ops_split") / "split.keras", seq, image, outputs)
 
 
 def test_ops_split_matches_keras(saved) -> None:
-    path, x, expected = saved
-    model, _ = convert_in_memory(path)
-    with torch.no_grad():
-        got = model(torch.from_numpy(x["seq"]), to_torch_layout(x["image"]))
-    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-        error = float(np.abs(to_tf_layout(g) - e).max()) if e.size else 0.0
-        print(f"output {i}: shape {tuple(e.shape)}, max abs error {error:.2e}")
-        assert to_tf_layout(g).shape == e.shape and error <= 1e-6
+    check_seq_image(*saved, [f"output {i}" for i in range(len(saved[2]))])
 
 
 def test_unsorted_split_indices_are_refused(saved, tmp_path) -> None:
