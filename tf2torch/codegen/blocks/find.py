@@ -96,7 +96,6 @@ class _Graph:
 
     def __init__(self, graph: GraphSpec) -> None:
         self.layers = graph.layers
-        self.index = {layer.name: i for i, layer in enumerate(graph.layers)}
         self.readers: dict[str, set[int]] = {}
         for i, layer in enumerate(graph.layers):
             for call in layer.calls:
