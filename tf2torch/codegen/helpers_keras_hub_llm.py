@@ -85,7 +85,8 @@ class KerasHubLlamaDecoder(nn.Module):
     """keras-hub's Llama/Mistral/Qwen3 decoder block: x + attention(rms_norm(x)), then x + mlp(rms_norm(x)).
 
     Attention: EinsumDense projections (kernels in Keras's (hidden, heads, head_dim) shapes, no biases),
-    rotary query and key (Qwen3, ``qk_norm``: each head RMS-normalised first), each key/value head repeated
+    rotary query and key (Qwen3, ``qk_norm_epsilon``: each head RMS-normalised first, with its own epsilon),
+    each key/value head repeated
     for its query heads, scores scaled by
     1/sqrt(head_dim) after the product, causal (and, with ``sliding_window``, banded) and padding
     masks as keras-hub merges them. MLP: down(up(x) * silu(gate(x))). ``rope_smoothing``: Llama 3.1's
@@ -93,7 +94,7 @@ class KerasHubLlamaDecoder(nn.Module):
     """
 
     def __init__(self, hidden, intermediate, num_query_heads, num_key_value_heads, head_dim, epsilon,
-                 max_wavelength=10000, scaling_factor=1.0, reciprocal=True, sliding_window=None, qk_norm=False,
+                 max_wavelength=10000, scaling_factor=1.0, reciprocal=True, sliding_window=None, qk_norm_epsilon=None,
                  rope_smoothing=None):
         super().__init__()
         u, v, h, m = num_query_heads, num_key_value_heads, head_dim, hidden
@@ -103,8 +104,9 @@ class KerasHubLlamaDecoder(nn.Module):
         self.value_kernel = nn.Parameter(torch.zeros(m, v, h))
         self.output_kernel = nn.Parameter(torch.zeros(u, h, m))
         self.rotary = KerasHubRotaryEmbedding(max_wavelength, scaling_factor, reciprocal, rope_smoothing)
-        self.query_norm = KerasHubRMSNorm(head_dim, epsilon) if qk_norm else nn.Identity()
-        self.key_norm = KerasHubRMSNorm(head_dim, epsilon) if qk_norm else nn.Identity()
+        qk_norm = qk_norm_epsilon is not None
+        self.query_norm = KerasHubRMSNorm(head_dim, qk_norm_epsilon) if qk_norm else nn.Identity()
+        self.key_norm = KerasHubRMSNorm(head_dim, qk_norm_epsilon) if qk_norm else nn.Identity()
         self.self_attention_norm = KerasHubRMSNorm(hidden, epsilon)
         self.feedforward_norm = KerasHubRMSNorm(hidden, epsilon)
         self.gate = nn.Linear(hidden, intermediate, bias=False)

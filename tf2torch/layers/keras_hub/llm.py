@@ -13,6 +13,11 @@ from .encoder import padding_mask
 _LLAMA, _MISTRAL, _QWEN3 = (HUB + c for c in ("LlamaTransformerDecoder", "MistralTransformerDecoder",
                                                 "Qwen3TransformerDecoder"))
 
+# keras-hub 0.32's Qwen3TransformerDecoder builds its Qwen3Attention without passing layer_norm_epsilon, so the
+# per-head query/key RMS norms keep Qwen3Attention's default, never the backbone's layer_norm_epsilon (1e-6 in
+# every preset): giving them the block's epsilon was off by 1.9e-3 relative, growing along the sequence
+QWEN3_QK_NORM_EPSILON = 1e-5
+
 
 # keras-hub's RMS norms -> (helper, weight name): Llama/Mistral/Qwen3 x * rsqrt(mean(x^2) + eps) * scale in
 # float32; Gemma's scale is added to 1; T5's norm stays in the input's dtype.
@@ -83,6 +88,7 @@ def llama_decoder(ctx: Ctx) -> Converted:
     window = {_MISTRAL: ctx.config.get("sliding_window"), _QWEN3: ctx.config.get("sliding_window_size")}.get(
         ctx.layer.class_name) or None  # Qwen3: 0 / None mean no window
     qk_norm = ctx.layer.class_name == _QWEN3
+    qk_epsilon = QWEN3_QK_NORM_EPSILON if qk_norm else None
     norms = {"self_attention_layer/query_dense_layer_norm": 1, "self_attention_layer/key_dense_layer_norm": 1}
     w = sublayer_weights(ctx, {
         **(norms if qk_norm else {}),
@@ -100,7 +106,7 @@ def llama_decoder(ctx: Ctx) -> Converted:
         params += [param("", f"{s}_norm.scale", w[f"self_attention_layer/{s}_dense_layer_norm"][0]) for s in ("query", "key")]
     kwargs = tuple((k, v) for k, v in (("max_wavelength", ctx.config.get("rope_max_wavelength", 10000)),
                                         ("scaling_factor", scaling), ("reciprocal", reciprocal),
-                                        ("sliding_window", window), ("qk_norm", qk_norm)))
+                                        ("sliding_window", window), ("qk_norm_epsilon", qk_epsilon)))
     for key, value in kwargs[:1] + kwargs[3:4]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise ctx.unsupported(f"config {key!r} should be a positive number, found {value!r}")
