@@ -47,6 +47,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                        rope_high_freq_factor=4, rope_pretraining_sequence_length=128)),
     "mistral": ("MistralBackbone", dict(LLM, vocabulary_size=50, sliding_window=3)),
     "qwen3": ("Qwen3Backbone", dict(LLM, vocabulary_size=50, head_dim=4, sliding_window_size=4)),
+    # the per-head query/key norms keep Qwen3Attention's epsilon (1e-5) whatever the backbone's is: here 1e-3
+    # (a file converted with the backbone's value there is 2e-3 off); wider heads, no window, scaled rope
+    "qwen3_epsilon": ("Qwen3Backbone", dict(LLM, vocabulary_size=50, head_dim=8, layer_norm_epsilon=1e-3,
+                                            rope_scaling_factor=2.0, sliding_window_size=None,
+                                            tie_word_embeddings=False)),
     "vit": ("ViTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,
                                 mlp_dim=16)),
     "gemma": ("GemmaBackbone", dict(LLM, vocabulary_size=50, head_dim=4)),
