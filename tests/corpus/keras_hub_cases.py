@@ -59,6 +59,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                      use_post_attention_norm=True, attention_logit_soft_cap=5.0,
                                      use_sliding_window_attention=True, sliding_window_size=3,
                                      query_head_dim_normalize=False, final_logit_soft_cap=3.0)),
+    # keras-hub's blocks ignore both the backbone's layer_norm_epsilon (only the final norm takes it) and
+    # query_head_dim_normalize (queries scaled by 1/sqrt(head_dim), here 8, not hidden / heads = 4)
+    "gemma2_block_defaults": ("GemmaBackbone", dict(LLM, vocabulary_size=50, head_dim=8, layer_norm_epsilon=1e-2,
+                                                    query_head_dim_normalize=False, use_post_ffw_norm=True,
+                                                    use_post_attention_norm=True)),
     "whisper": ("WhisperBackbone", dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16,
                                         num_mels=6, max_encoder_sequence_length=20, max_decoder_sequence_length=12)),
     "deit": ("DeiTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,

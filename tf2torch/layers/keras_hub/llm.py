@@ -131,8 +131,11 @@ def gemma_decoder(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"num_query_heads={q_heads} is not a multiple of num_key_value_heads={kv_heads}")
     post_attention = cfg_bool(ctx, "use_post_attention_norm", False)
     post_ffw = cfg_bool(ctx, "use_post_ffw_norm", False)
-    # np.sqrt in float64, cast to the query's dtype by Keras: the same float32 as torch's multiply by it
-    scale = 1.0 / float(head if cfg_bool(ctx, "query_head_dim_normalize", True) else hidden // q_heads) ** 0.5
+    # keras-hub 0.32's GemmaDecoderBlock stores query_head_dim_normalize but builds CachedGemmaAttention with
+    # query_head_dim_normalize=True whatever it is: queries are always scaled by 1/sqrt(head_dim) (reading the flag
+    # was 1.3e-1 off where head_dim != hidden / heads, as in Gemma 2 27B's shape). np.sqrt in float64, cast to the
+    # query's dtype by Keras: the same float32 as torch's multiply by it
+    scale = 1.0 / float(head) ** 0.5
     cap = ctx.config.get("logit_soft_cap")
     window = cfg_int(ctx, "sliding_window_size") if cfg_bool(ctx, "use_sliding_window_attention", False) else None
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap <= 0):

@@ -71,6 +71,9 @@ def qwen3(args: Args) -> dict[str, Any]:
                        args.bool("tie_word_embeddings", True))
 
 
+GEMMA_BLOCK_EPSILON = 1e-6  # GemmaDecoderBlock's default layer_norm_epsilon
+
+
 @builds("GemmaBackbone")
 def gemma(args: Args) -> dict[str, Any]:
     """Gemma (and Gemma 2's options): embeddings scaled by sqrt(hidden_dim), GemmaDecoderBlocks (every
@@ -88,7 +91,9 @@ def gemma(args: Args) -> dict[str, Any]:
     windowed = args.bool("use_sliding_window_attention", False)
     config = {"hidden_dim": hidden, "intermediate_dim": args.int("intermediate_dim"), "head_dim": args.int("head_dim"),
               "num_query_heads": args.int("num_query_heads"), "num_key_value_heads": args.int("num_key_value_heads"),
-              "layer_norm_epsilon": epsilon, "dropout": args.number("dropout", 0),
+              # keras-hub 0.32's GemmaBackbone builds its blocks without layer_norm_epsilon: their four norms keep
+              # GemmaDecoderBlock's default; only final_normalization gets the backbone's value
+              "layer_norm_epsilon": GEMMA_BLOCK_EPSILON, "dropout": args.number("dropout", 0),
               "use_post_ffw_norm": args.bool("use_post_ffw_norm", False),
               "use_post_attention_norm": args.bool("use_post_attention_norm", False),
               "logit_soft_cap": args.raw("attention_logit_soft_cap"),
