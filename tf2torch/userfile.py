@@ -38,8 +38,8 @@ def import_python_file(path: str | Path):  # -> types.ModuleType (unannotated: t
     path = Path(path).resolve()
     if not path.is_file():
         raise FileNotFoundError(
-            f"{path}: the Python file this model is built from is gone (expected a .py file there, found "
-            "nothing); restore it there, or convert again with --model pointing at its new place")
+            f"{path}: expected the Python file this model is built from there, found nothing: it is gone; "
+            "restore it there, or convert again with --model pointing at its new place")
     digest = hashlib.sha256(str(path).encode() + b"\0" + path.read_bytes()).hexdigest()[:16]
     stem = path.stem if path.stem.isidentifier() else "file"
     name = f"_tf2torch_user_{stem}_{digest}"
