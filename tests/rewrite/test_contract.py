@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from click.testing import CliRunner
 
+from tests.conftest import require_tf
 from tests.util import to_torch_layout
 from tf2torch.cli import EXIT_ERROR, main
 
@@ -172,3 +173,23 @@ def test_an_untied_same_pool_fails_unless_the_rules_name_its_module(tmp_path):
     result = _convert(port, tmp_path / "out", "--rules", rules)
     print(result.stderr)
     assert result.exit_code == EXIT_ERROR and "MaxPool 'MaxPool2d' (max [3, 3]/[2, 2])" in result.stderr
+
+
+def test_a_port_with_postponed_annotations_and_a_dataclass_converts_and_verifies(tmp_path):
+    """User report: `from __future__ import annotations` + a @dataclass made `convert --model` fail
+    ("'NoneType' object has no attribute '__dict__'": dataclasses looks the class's module up in
+    sys.modules while the file runs) though the same file worked in verify. Both now import it alike."""
+    port = _port(tmp_path / "user")
+    text = port.read_text().replace("import torch\n", "from __future__ import annotations\n\n"
+                                    "from dataclasses import dataclass\n\nimport torch\n", 1)
+    port.write_text(text.replace("class Net(nn.Module):", "@dataclass\nclass Head:\n    features: int = 144\n"
+                                 "    classes: int = 10\n\n\nclass Net(nn.Module):").replace(
+        "nn.Linear(144, 10)", "nn.Linear(Head().features, Head().classes)"))
+    result = _convert(port, tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    _check(*_logits_from(tmp_path / "out"), "port with a dataclass and postponed annotations")
+    require_tf()
+    done = CliRunner().invoke(main, ["verify", str(CKPT), str(tmp_path / "out")])
+    print(done.output)
+    assert done.exit_code == 0, done.output + done.stderr
+    assert "MATCH" in done.output

@@ -1,27 +1,23 @@
 """The PyTorch side: import OUTDIR/model.py by path, run it with forward hooks on the compared modules.
 
-The file is imported under a private module name and removed from ``sys.modules`` afterwards, so a
-verify run leaves no ``model`` module behind (and two OUTDIRs never see each other's classes).
+The file is imported by the rule every user file follows (``tf2torch/userfile.py``): under a private
+module name fixed by its path and contents, so a verify run leaves no ``model`` module behind, two
+OUTDIRs never see each other's classes, and an edited model.py is executed again.
 Hooks keep a *copy* of each module's first output: a later in-place op (``ReLU(inplace=True)``, as in
 the WideResNet of user report 000) would otherwise change the captured tensor.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from ..errors import FormatError, UnsupportedError
-
-_counter = itertools.count()
+from ..userfile import import_python_file
 
 
 @dataclass
@@ -32,25 +28,12 @@ class TorchRun:
     missing: dict[str, str] = field(default_factory=dict)  # module path -> why nothing was captured
 
 
-def import_model_file(path: Path) -> ModuleType:
-    """Execute ``path`` as a module that is not left in ``sys.modules``."""
-    name = f"_tf2torch_verify_model_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise FormatError(f"{path}: cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # during execution only: dataclasses and pickling look the module up
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise FormatError(f"{path}: importing it failed ({type(exc).__name__}: {exc}); convert again") from exc
-    finally:
-        sys.modules.pop(name, None)
-    return module
-
-
 def load_model(out_dir: Path) -> Any:
-    module = import_model_file(out_dir / "model.py")
+    try:
+        module = import_python_file(out_dir / "model.py")
+    except Exception as exc:
+        raise FormatError(f"{out_dir / 'model.py'}: importing it failed ({type(exc).__name__}: {exc}); "
+                          "expected a tf2torch output that imports; convert again") from exc
     loader = getattr(module, "load_model", None)
     if not callable(loader):
         raise FormatError(f"{out_dir / 'model.py'}: has no load_model(); is it a tf2torch output? convert again")

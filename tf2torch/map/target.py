@@ -1,18 +1,18 @@
 """The user's own PyTorch model as a mapping target (``--model FILE.py:CALLABLE``).
 
-The user's file is the user's code (not an input file), so it is imported; the callable is a class or a
-zero-argument factory returning an ``nn.Module``.
+The user's file is the user's code (not an input file), so it is imported, by the rule every user
+file follows (``tf2torch/userfile.py``); the callable is a class or a zero-argument factory returning
+an ``nn.Module``.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..userfile import import_python_file
 from .match import TargetParam
 
 
@@ -36,27 +36,20 @@ def parse_model_ref(text: str) -> ModelRef:
 
 
 def build_user_model(ref: ModelRef) -> Any:
-    """Import the user's file as a fresh module and call the callable; returns the ``nn.Module``."""
+    """Import the user's file (once per version of it) and call the callable; returns the ``nn.Module``."""
     import torch.nn as nn
 
-    name = f"_tf2torch_user_{abs(hash(str(ref.path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, ref.path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"--model {ref}: cannot import {ref.path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(ref.path.resolve().parent))  # so the file's own sibling imports work
     try:
-        spec.loader.exec_module(module)
+        module = import_python_file(ref.path)
         factory = getattr(module, ref.attr, None)
         if factory is None or not callable(factory):
-            raise UsageError(f"--model {ref}: {ref.path} defines no callable {ref.attr!r}")
+            raise UsageError(f"--model {ref}: {ref.path} defines no callable {ref.attr!r}; "
+                             f"name a class or function of that file after the ':'")
         model = factory()
     except UsageError:
         raise
     except Exception as exc:  # the user's code failed: say where, keep it one line
         raise UsageError(f"--model {ref}: building the model raised {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.path.remove(str(ref.path.resolve().parent))
     if not isinstance(model, nn.Module):
         raise UsageError(f"--model {ref}: {ref.attr}() returned {type(model).__name__}, expected a torch.nn.Module")
     return model.eval()

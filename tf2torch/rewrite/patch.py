@@ -175,14 +175,14 @@ def _jsonable(value: Any) -> Any:
 def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name: str, missing: tuple[str, ...]) -> str:
     """A model.py that imports the user's file from where it is, applies the rewrites, and has
     build_model/load_model; runnable without tf2torch."""
+    from .. import userfile
     from ..codegen.emit import literal
     from ..codegen.model_file import footer
-    from . import modules, user_module
+    from . import modules
 
     user_file = path.resolve()
     apply_src = inspect.getsource(apply_module)
     apply_src = apply_src[apply_src.index("class TFPadBefore"):]
-    loader = inspect.getsource(user_module.load_user_module)
     table = ",\n".join(f"    ({literal(r.kind)}, {literal(r.path)}, {literal(r.args)}),  # {literal(r.why)}"
                        for r in rewrites)
     lines = [
@@ -191,11 +191,9 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         "in TF2TORCH_REWRITES. The state_dict keys are the model's own. Runs without tf2torch.",
         '"""',
         "",
-        "import importlib.util",
-        "import json",
-        "import struct",
-        "import sys",
-        "from pathlib import Path",
+        # the stdlib the weight reader and the user-file loader need, in isort's order
+        *sorted({"import json", "import struct", *userfile.INLINE_IMPORTS}, key=lambda line: (
+            line.startswith("from"), line)),
         "",
         "import torch",
         "import torch.nn.functional as F",
@@ -205,7 +203,7 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         f"USER_CALLABLE = {literal(attr)}",
         "",
         "",
-        loader.rstrip(),
+        userfile.inline_source().rstrip(),  # the same rule as at conversion and in verify
         "",
         "",
         modules.inline_source("SamePad", "SamePool"),
@@ -218,7 +216,7 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         "",
         "",
         "def _tf2torch_model():",
-        "    return apply_rewrites(getattr(load_user_module(USER_FILE), USER_CALLABLE)(), TF2TORCH_REWRITES)",
+        "    return apply_rewrites(getattr(import_python_file(USER_FILE), USER_CALLABLE)(), TF2TORCH_REWRITES)",
         "",
         "",
         footer("_tf2torch_model", weights_name, "The user's model with tf2torch's rewrites applied.", missing),
