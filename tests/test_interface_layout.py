@@ -18,8 +18,9 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from tests.conftest import require_keras
+from tests.conftest import require_keras, require_tf
 from tests.layers.harness import randomise
+from tests.tfgraph.graphs import save_graph
 from tests.util import load_source
 from tf2torch import interface
 from tf2torch.cli import EXIT_USAGE, main
@@ -90,6 +91,35 @@ def test_input_shape_is_read_in_the_generated_models_layout(tmp_path: Path, name
     per_element = float(np.max(err[expected != 0] / np.abs(expected[expected != 0])))
     print(f"{name}: --input-shape {shape}, max relative error {rel:.3g} (per element {per_element:.3g})")
     assert rel <= MAX_REL
+
+
+def test_tf_graph_rank3_input_takes_input_shape_in_its_layout(tmp_path: Path) -> None:
+    """A TF1 graph's open-length sequence [None, None, 8] read by tf.nn.conv1d (lowered: ExpandDims, then a
+    2-D conv): its input stays in TF's layout, so --input-shape 1,10,8 is (10, 8); read channels-first it
+    contradicts the placeholder and is refused."""
+    tf = require_tf()
+
+    def build(tf1: Any, x: Any, var: Any) -> Any:
+        y = tf1.nn.conv1d(x, var("c/weights", (3, 8, 4)), 1, "SAME")
+        return tf1.identity(y + var("c/bias", (4,)), name="out")
+
+    saved = save_graph(tmp_path, build, (10, 8))
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(saved.frozen.read_bytes())
+    next(n for n in graph_def.node if n.op == "Placeholder").attr["shape"].shape.dim[1].size = -1
+    saved.frozen.write_bytes(graph_def.SerializeToString())
+    out = tmp_path / "out"
+    assert _convert(saved.frozen, out, (1, 10, 8)).exit_code == 0
+    entry = json.loads((out / "report.json").read_text())["interface"]["inputs"][0]
+    assert (entry["keras_shape"], entry["layout"]) == ([10, 8], interface.KERAS)  # was [8, 10]: translated twice
+    model = load_source((out / "model.py").read_text(), out / "model.py")["load_model"]()
+    with torch.no_grad():
+        actual = model(torch.from_numpy(saved.x)).numpy()
+    rel = float(np.abs(actual.astype(np.float64) - saved.expected).max() / np.abs(saved.expected).max())
+    print(f"TF graph rank 3: max relative error {rel:.3g}")
+    assert rel <= MAX_REL
+    refused = _convert(saved.frozen, tmp_path / "out2", (1, 8, 10))
+    assert refused.exit_code != 0 and "contradicts the graph's [None, None, 8]" in refused.stderr, refused.stderr
 
 
 def test_input_shape_in_the_other_layout_is_refused_with_both(tmp_path: Path) -> None:
