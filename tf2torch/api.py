@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import dtypes
+from . import dtypes, interface
 from .errors import MappingError, UnsupportedError, UsageError
 from .map.account import Report
 from .spec import Format, ModelSpec
@@ -170,19 +170,13 @@ def convert(
     taps: dict[str, str] = {}
     graph_note = ""
     if model is None and spec.graph is None and spec.tf_graph is not None and not weights_only:
-        from .tfgraph.lower import lower
-
         # A TF graph becomes layers, converted like a Keras model. A checkpoint's graph may hold no
         # model at all (only variables, or a data pipeline feeding them): then its weights are all there is.
-        tf_shape = None
-        if input_shape is not None:  # the generated model's layout -> TF's: (N, C, H, W) -> (N, H, W, C)
-            dims = tuple(input_shape)
-            tf_shape = (None, *dims[2:], dims[1]) if len(dims) >= 4 and not channels_last else (None, *dims[1:])
         # A frozen graph is nothing but its model; a checkpoint's .meta or a SavedModel without
         # signatures may hold none (then its weights are what it has).
         required = spec.format is Format.GRAPH_DEF or bool(graph_outputs) or signature is not None
-        lowered = lower(spec, graph_outputs, required=required,
-                        ema=ema, signature=signature, input_shape=tf_shape)
+        lowered = _lower(spec, graph_outputs, required=required, ema=ema, signature=signature,
+                         input_shape=input_shape, channels_last=channels_last)
         if lowered is None:
             graph_note = ("the graph has no model (no signature, no Placeholder feeding a weight): "
                           "wrote a bare state_dict")
@@ -197,9 +191,9 @@ def convert(
         from .layers import assemble
         from .layers.graph import Options
 
-        options = Options(channels_last=channels_last, blocks=not flat)
-        if input_shape is not None:
-            options.input_shapes = _keras_input_shapes(spec, input_shape, channels_last)
+        # --input-shape stays in the generated model's layout: the converter translates it as it lays out the input
+        options = Options(channels_last=channels_last, blocks=not flat,
+                          input_shape=tuple(input_shape) if input_shape is not None else None)
         result = assemble.convert_keras(spec, options, weights_name=weights_name, ema=ema, dtype=out_dtype)
         plans, report, model_source, taps = result.plans, result.report, result.source, result.taps
     else:
@@ -255,15 +249,41 @@ def verify(source: str | Path, out_dir: str | Path, **options: Any):
     return _verify(source, out_dir, **options)
 
 
-def _keras_input_shapes(spec: ModelSpec, shape: tuple[int, ...], channels_last: bool) -> dict[str, tuple]:
-    """--input-shape (in the generated model's input layout, with batch) as a Keras shape per input."""
-    graph = spec.graph
-    if graph is None or len(graph.inputs) != 1:
-        raise UsageError("--input-shape applies to models with exactly one input")
-    dims = tuple(shape[1:])
-    if not channels_last and len(dims) >= 2:
-        dims = (*dims[1:], dims[0])  # (C, H, W) -> Keras (H, W, C)
-    return {graph.inputs[0].layer: dims}
+def _lower(spec: ModelSpec, outputs: tuple[str, ...], *, required: bool, ema: bool, signature: str | None,
+           input_shape: tuple[int, ...] | None, channels_last: bool) -> ModelSpec | None:
+    """A TF graph lowered to layers, its one input sized by ``input_shape`` (the generated model's layout).
+
+    The lowering takes the shape in TF's layout, which for a rank-3 input depends on what its first
+    consumer wants (tf2torch.interface), known only in the lowered graph: lowered with the guess from the
+    rank, then again with the other layout when the lowered graph decides otherwise. The converter makes
+    the same decision from the same graph and translates the shape the same way."""
+    from .tfgraph.lower import lower
+
+    if input_shape is None:
+        return lower(spec, outputs, required=required, ema=ema, signature=signature)
+    from .layers.graph_inputs import first_consumer_wants
+
+    rank = len(input_shape)
+    guess = interface.input_channels_first(rank, None, channels_last)
+    ambiguous = rank == 3 and not channels_last
+    error: Exception | None = None
+    for cf in (guess, not guess) if ambiguous else (guess,):
+        tf_shape = (None, *interface.keras_shape(tuple(input_shape), cf))
+        try:
+            lowered = lower(spec, outputs, required=required, ema=ema, signature=signature, input_shape=tf_shape)
+        except UnsupportedError as exc:  # e.g. the shape read in this layout contradicts the placeholder's
+            error = exc
+            continue
+        if lowered is None or lowered.graph is None or len(lowered.graph.inputs) != 1:
+            return lowered  # no model, or not one input (the converter refuses --input-shape then)
+        name = lowered.graph.inputs[0].layer
+        if interface.input_channels_first(rank, first_consumer_wants(lowered.graph).get(name), channels_last) == cf:
+            return lowered
+    if error is not None:
+        raise error
+    raise UsageError(f"--input-shape {','.join(map(str, input_shape))}: the lowered graph's first layer takes its "
+                     "input channels-first in one reading of the shape and in TF's layout in the other; pass "
+                     "--channels-last and the shape in TF's layout")
 
 
 def _write_failed_report(report: Report, out_dir, report_path, force: bool) -> Path | None:

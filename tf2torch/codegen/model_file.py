@@ -6,6 +6,8 @@ import ast
 from functools import cache
 from pathlib import Path
 
+from ..interface import CHANNELS_FIRST, interface_layout, torch_shape
+from ..layers.base import TensorInfo
 from ..layers.graph import Generated
 from .emit import GeneratedFile, literal
 
@@ -95,7 +97,7 @@ def _size_guards(gen: Generated) -> list[str]:
         if info.rank < 3 or any(s is None for s in info.shape[:-1]):
             continue
         sizes = [int(s) for s in info.shape[:-1]]  # Keras (…, spatial, C): spatial is all but the channels
-        where = "2:" if info.layout == "cf" else "1:-1"
+        where = "2:" if interface_layout(info.layout, info.rank) == CHANNELS_FIRST else "1:-1"
         # a list compare and a constant message: TorchScript, torch.export and ONNX take it as it is
         lines.append(f"if list({name}.shape[{where}]) != {sizes!r}:  # TF 'SAME' pads below are planned for it")
         lines.append(f"    raise ValueError({literal(f'{name}: this model was converted for inputs of spatial size {tuple(sizes)}; convert again with --input-shape for another size')})")
@@ -115,7 +117,6 @@ def render(gen: Generated, source_name: str, weights_name: str) -> str:
     return file.render()
 
 
-def _torch_shape(info) -> tuple:
-    if info.layout == "cf" and info.rank >= 3:
-        return (info.shape[-1], *info.shape[:-1])
-    return tuple(info.shape)
+def _torch_shape(info: TensorInfo) -> tuple:
+    """An input's shape without batch in the generated model's layout, for the docstring."""
+    return torch_shape(info.shape, interface_layout(info.layout, info.rank))

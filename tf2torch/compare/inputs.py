@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import interface
 from ..errors import FormatError, UsageError
+from ..interface import CHANNELS_FIRST, KERAS
 
-CHANNELS_FIRST, KERAS, AUTO = "channels_first", "keras", "auto"
+AUTO = "auto"
 DEFAULT_BATCH = 2  # two samples: a conversion that mixes the batch axis into the features is caught
 
 
@@ -38,11 +40,14 @@ class Inputs:
 
 
 def to_tf(array: np.ndarray, layout: str) -> np.ndarray:
-    return np.ascontiguousarray(np.moveaxis(array, 1, -1)) if layout == CHANNELS_FIRST and array.ndim >= 3 else array
+    """An array in the PyTorch model's layout as TF takes it (tf2torch.interface)."""
+    if not interface.moves_axes(layout, array.ndim):
+        return array
+    return np.ascontiguousarray(array.transpose(interface.to_tf_axes(array.ndim, layout)))
 
 
 def tf_to_torch_shape(shape: tuple, layout: str) -> tuple:
-    return (shape[0], shape[-1], *shape[1:-1]) if layout == CHANNELS_FIRST and len(shape) >= 3 else tuple(shape)
+    return interface.to_torch_shape(shape, layout)
 
 
 def _fits(shape: tuple, tf_shape: tuple) -> bool:
@@ -50,15 +55,16 @@ def _fits(shape: tuple, tf_shape: tuple) -> bool:
 
 
 def resolve_layout(spec: InputSpec, torch_shape: tuple[int, ...] | None) -> str:
-    """AUTO: images (rank >= 4) are channels-first in PyTorch unless the given shape says otherwise."""
+    """AUTO (no report says: a user's own model, a TF1 graph): what the given shape fits, else the rule
+    for an input whose first consumer is unknown (images are channels-first)."""
     if spec.layout != AUTO:
         return spec.layout
     if torch_shape is not None and len(torch_shape) >= 3:
-        moved = (torch_shape[0], *torch_shape[2:], torch_shape[1])
+        moved = interface.to_tf_shape(torch_shape, CHANNELS_FIRST)
         as_is, cf = _fits(torch_shape, spec.tf_shape), _fits(moved, spec.tf_shape)
         if as_is != cf:
             return KERAS if as_is else CHANNELS_FIRST
-    return CHANNELS_FIRST if len(spec.tf_shape) >= 4 else KERAS
+    return interface.layout_name(interface.input_channels_first(len(spec.tf_shape), None, channels_last=False))
 
 
 def make_inputs(specs: Sequence[InputSpec], input_shape: tuple[int, ...] | None, given: Any, seed: int) -> Inputs:

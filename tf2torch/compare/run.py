@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import interface
 from ..errors import OutputError, UsageError
 from ..write.atomic import atomic_write_file, check_file_target
 from . import plot as plotting
@@ -166,7 +167,7 @@ def _output_rows(outdir: OutDir, tf_run: TFRun, torch_outputs, input_layouts: li
             note = (f"TensorFlow returns {len(tf_run.outputs)} outputs, the PyTorch model "
                     f"{len(torch_outputs)}")
         elif i < len(iface):  # a generated model says how each output crosses the interface
-            if iface[i].get("layout") == CHANNELS_FIRST and actual.ndim >= 3:
+            if interface.moves_axes(iface[i].get("layout", interface.KERAS), actual.ndim):
                 actual = align(actual, tuple(expected.shape), "cf")
         else:  # the user's model: images are channels-first like its inputs, else the shape decides
             cf_inputs = any(layout == CHANNELS_FIRST for layout in input_layouts)

@@ -9,12 +9,13 @@ import numpy as np
 from .. import dtypes
 from ..dtypes import DType
 from ..errors import UnsupportedError
+from ..interface import interface_layout
 from ..map.account import Entry, Report
 from ..map.plan import plan_tensor
 from ..map.select import copies_of, select
 from ..spec import GraphSpec, ModelSpec
 from ..write.plan import TensorPlan
-from .base import Param
+from .base import Param, TensorInfo
 from .graph import Generated, GraphConverter, Options
 
 
@@ -124,10 +125,9 @@ def generate(graph: GraphSpec, options: Options) -> Generated:
         return gen
 
 
-def _tensor_json(name: str, info) -> dict:
+def _tensor_json(name: str, info: TensorInfo) -> dict:
     """How a model input/output crosses the interface: its Keras shape and the PyTorch layout."""
-    torch_layout = "channels_first" if info.layout == "cf" and info.rank >= 3 else "keras"
-    return {"name": name, "keras_shape": list(info.shape), "layout": torch_layout}
+    return {"name": name, "keras_shape": list(info.shape), "layout": interface_layout(info.layout, info.rank)}
 
 
 def match_names(spec: ModelSpec) -> dict[str, str]:

@@ -16,12 +16,13 @@ from ..codegen.emit import ClassDef, module_source
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
 from ..codegen.selfcheck import check_param
 from ..errors import Tf2TorchError, UnsupportedError
+from ..interface import output_channels_first
 from ..spec import GraphSpec, LayerSpec, TensorRef
 from . import layouts_rt, masks
 from .base import Ctx, Param, TensorInfo
+from .graph_inputs import first_consumer_wants, input_infos
 from .registry import lookup
 
-NESTED_MODEL_CLASSES = {"Functional", "Sequential", "Model"}
 _SPLIT_AT = 88  # characters: longer op chains are split into one assignment per op
 
 
@@ -34,7 +35,9 @@ class Value:
 @dataclass
 class Options:
     channels_last: bool = False  # interface in Keras layout instead of channels-first
-    input_shapes: dict[str, tuple[int | None, ...]] = field(default_factory=dict)  # Keras shapes, no batch
+    # --input-shape: batch first, in the generated model's layout (translated to Keras's where the input's
+    # layout is decided, so the two cannot disagree)
+    input_shape: tuple[int, ...] | None = None
     keras_version: int = 3
     keras_release: tuple[int, int] | None = None  # (major, minor) of the Keras that saved the file, if known
     scoped: bool = False  # module attributes nested by the layers' "/" scopes (TF graphs)
@@ -60,16 +63,6 @@ class _LayerState:
     nested: tuple[str, list[TensorInfo], list[TensorInfo]] | None = None  # (attr, input infos, outputs)
 
 
-def input_shape(layer: LayerSpec) -> tuple[int | None, ...]:
-    """Keras 2 writes ``batch_input_shape``, Keras 3 ``batch_shape``; both include the batch axis."""
-    shape = layer.config.get("batch_shape") or layer.config.get("batch_input_shape")
-    if not isinstance(shape, (list, tuple)) or len(shape) < 2 or not all(
-            s is None or (isinstance(s, int) and not isinstance(s, bool) and s >= 0) for s in shape):
-        raise UnsupportedError(f"input layer {layer.name!r}: expected a batch shape like [null, 224, 224, 3], "
-                               f"found {shape!r}; pass --input-shape")
-    return tuple(shape[1:])
-
-
 class GraphConverter:
     def __init__(self, options: Options) -> None:
         self.options = options
@@ -81,29 +74,11 @@ class GraphConverter:
 
     def convert(self, graph: GraphSpec, original: GraphSpec | None = None) -> Generated:
         """``original``: the graph before its blocks were nested (the input layouts are read from it)."""
-        wants = self._first_consumer_wants(original or graph)
-        infos = []
-        for ref in graph.inputs:
-            shape = self.options.input_shapes.get(ref.layer) or input_shape(graph.layer(ref.layer))
-            info = TensorInfo(shape, "keras")
-            if not self.options.channels_last and (info.rank >= 4 or wants.get(ref.layer) == "cf"):
-                info = TensorInfo(shape, "cf")
-            infos.append(layouts_rt.normalise(info))
+        infos = input_infos(graph, first_consumer_wants(original or graph), self.options.input_shape,
+                            self.options.channels_last)
         outputs = self._graph_class(graph, "", infos, top=True)
         self.out.outputs = outputs
         return self.out
-
-    def _first_consumer_wants(self, graph: GraphSpec) -> dict[str, str]:
-        wants: dict[str, str] = {}
-        for layer in graph.layers:
-            for call in layer.calls:
-                for ref in call.inputs:
-                    if ref.layer not in wants and layer.graph is None and layer.class_name not in NESTED_MODEL_CLASSES:
-                        try:
-                            wants[ref.layer] = lookup(layer).wants
-                        except UnsupportedError:
-                            pass
-        return wants
 
     # -- one class per (nested) graph ---------------------------------------------------------------
 
@@ -159,10 +134,9 @@ class GraphConverter:
         return out_infos
 
     def _interface(self, expr: str, info: TensorInfo) -> tuple[str, TensorInfo]:
-        """Model outputs: Keras layout with --channels-last; else channels-first for images (rank >= 4)."""
-        if info.layout == "cf_flat" or self.options.channels_last or (info.rank == 3 and info.layout == "keras"):
-            return layouts_rt.convert(expr, info, "keras")
-        return layouts_rt.convert(expr, info, "cf")
+        """A model output moved to the layout tf2torch.interface gives it."""
+        cf = output_channels_first(info.rank, info.layout, self.options.channels_last)
+        return layouts_rt.convert(expr, info, "cf" if cf else "keras")
 
     # -- one layer call -------------------------------------------------------------------------
 
