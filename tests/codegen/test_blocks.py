@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from tests.conftest import require_keras
 from tests.layers.harness import _layouts as layouts
 from tests.layers.harness import (
+    check_controlled,
     check_file,
     compare,
     import_isolated,
@@ -90,11 +91,13 @@ def test_blocks_match_keras(saved, tmp_path) -> None:
     path, model, xs = saved
     expected = keras_outputs(model, xs)
     scale = float(np.abs(expected[0]).max())
-    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-5 * scale, label="resnet-like, blocks")
+    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-5 * scale, label="resnet-like, blocks",
+                               controlled=True)
     torch_model, _ = convert_in_memory(path)
     load_source(conversion.model_source)["fuse"](torch_model)  # the inference form folds inside block classes
     compare(run_torch(torch_model, conversion, xs), expected, layouts(conversion, "outputs"), rtol=1e-4,
             atol=1e-5 * scale, label="resnet-like, blocks, inference form")
+    check_controlled(torch_model, conversion, xs, expected, "resnet-like, blocks, inference form")
     ruff_check(conversion.model_source, tmp_path / "model.py")
     import_isolated(conversion.model_source, tmp_path / "model.py")
 
@@ -165,7 +168,8 @@ def test_flat_keeps_one_module_per_keras_layer(saved, tmp_path) -> None:
     source = (tmp_path / "out" / "model.py").read_text()
     assert "nn.Sequential(" not in source and "one block each" not in source
     assert "self.stage2_block2_1_conv = nn.Conv2d" in source
-    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-6, label="resnet-like, --flat", flat=True)
+    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-6, label="resnet-like, --flat", flat=True,
+                               controlled=True)
     assert conversion.model_source == source
 
 
@@ -243,6 +247,7 @@ def test_a_block_the_walker_refuses_leaves_the_model_flat(saved, monkeypatch) ->
 
     monkeypatch.setattr(GraphConverter, "_nested", refuse_blocks)
     path, model, xs = saved
-    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-6, label="resnet-like, blocks refused")
+    _, conversion = check_file(path, model, xs, rtol=1e-4, atol=1e-6, label="resnet-like, blocks refused",
+                               controlled=True)
     assert "nn.Sequential(" not in conversion.model_source and "one block each" not in conversion.model_source
     assert any(n.startswith("repeated blocks left flat: block ") for n in conversion.report.notes)

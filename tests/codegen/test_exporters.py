@@ -72,5 +72,8 @@ def test_generated_model_in_half_precision(generated, dtype):
         expected = model(x)
         actual = model.to(dtype)(x.to(dtype)).float()
     rel = ((actual - expected).abs().max() / expected.abs().max()).item()
-    print(f"{dtype}: max rel diff vs float32 {rel:.2e}")
-    assert actual.dtype == torch.float32 and rel < 5e-2
+    # the control is the format itself: rounding every weight and activation to a half format's epsilon
+    # (bfloat16 7.8e-3, float16 9.8e-4) moves these outputs by about one epsilon (measured 1.2x); 4x is the bound
+    bound = 4 * torch.finfo(dtype).eps
+    print(f"{dtype}: max rel diff vs float32 {rel:.2e} (bound {bound:.1e}, 4x the format's epsilon)")
+    assert actual.dtype == torch.float32 and rel < bound

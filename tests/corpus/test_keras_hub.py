@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from tests.conftest import require_package
 from tests.corpus.keras_hub_cases import CASES
+from tests.support.numerics import check, float64_drift
 from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.readers import keras_hub as hub_builders
@@ -192,10 +193,9 @@ def test_the_generated_model_computes_keras_hubs_outputs(saved):
     with torch.no_grad():
         got = model(*feed)
     got = got if isinstance(got, tuple) else (got,)
-    for key, value in zip(sorted(expected), got, strict=True):
-        rel = float(np.abs(to_tf_layout(value) - expected[key]).max() / np.abs(expected[key]).max())
-        print(f"{name} {key}: max relative error {rel:.2e}")
-        assert rel <= 1e-4, (name, key, rel)
+    for i, key in enumerate(sorted(expected)):
+        drift = float64_drift(model, feed, lambda out, i=i: out[i] if isinstance(out, tuple) else out)
+        check(to_tf_layout(got[i]), expected[key], f"{name} {key}", drift)
 
 
 def test_a_keras_hub_class_with_no_builder_is_refused_by_name(tmp_path):
@@ -274,11 +274,12 @@ def test_the_inference_form_folds_the_blocks_batch_norms_and_matches(models, nam
     model, result = convert_in_memory(path)
     fused = load_source(result.model_source)["fuse"](copy.deepcopy(model))
     norms = [sum(isinstance(m, torch.nn.BatchNorm2d) for m in m_.modules()) for m_ in (model, fused)]
+    feed = [torch.from_numpy(np.moveaxis(inputs["images"], -1, 1).copy())]
     with torch.no_grad():
-        got = to_tf_layout(fused(torch.from_numpy(np.moveaxis(inputs["images"], -1, 1).copy())))
-    rel = float(np.abs(got - expected["output"]).max() / np.abs(expected["output"]).max())
-    print(f"{name}: {norms[0]} BatchNorms, {norms[1]} left unfolded; max relative error {rel:.2e}")
-    assert rel <= 1e-4 and norms[1] == 0
+        got = to_tf_layout(fused(*feed))
+    print(f"{name}: {norms[0]} BatchNorms, {norms[1]} left unfolded")
+    check(got, expected["output"], f"{name} inference form", float64_drift(fused, feed))
+    assert norms[1] == 0
 
 
 def test_the_block_converters_accept_exactly_the_activations_the_helpers_build():

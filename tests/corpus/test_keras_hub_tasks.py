@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from tests.corpus.keras_hub_cases import CASES
 from tests.corpus.test_keras_hub import _tensors, functional_config, keras_hub, model_inputs, randomise
+from tests.support.numerics import check, float64_drift
 from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.readers import keras_hub as hub_builders
@@ -182,9 +183,7 @@ def test_the_generated_task_computes_keras_hubs_outputs(saved):
             for k in sorted(inputs)]
     with torch.no_grad():
         got = to_tf_layout(model(*feed))
-    rel = float(np.abs(got - expected).max() / np.abs(expected).max())
-    print(f"{name}: max relative error {rel:.2e}")
-    assert got.shape == expected.shape and rel <= 1e-4, (name, rel)
+    check(got, expected, name, float64_drift(model, feed))
 
 
 @pytest.mark.parametrize("name", [n for n in sorted(TASKS) if n.endswith(("_masked_lm", "_causal_lm"))])

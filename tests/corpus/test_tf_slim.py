@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from tests.conftest import require_package, require_tf
+from tests.support.numerics import check, float64_drift
 from tests.util import load_source, state_dict, to_torch_layout
 from tf2torch import api
 
@@ -138,18 +139,20 @@ def test_slim_net_onto_a_torchvision_style_port_with_no_rules(saved):
         assert "Mixed_5b.branch3.0" in {r["module"] for r in result.report.rewrites if r["kind"] == "pool"}
     model = load_source(result.model_source, folder / "model.py")["build_model"]()
     model.load_state_dict(state_dict(result.plans), strict=True)
+    feed = [to_torch_layout(x)]
     with torch.no_grad():
-        out = model.eval()(to_torch_layout(x)).numpy()
-    rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
-    print(f"tf_slim {name} -> torchvision-style port, no rules: max rel err {rel:.2e}; {counts}")
-    assert rel <= 1e-4
+        out = model.eval()(*feed).numpy()
+    print(counts)
+    check(out, expected, f"tf_slim {name} -> torchvision-style port, no rules", float64_drift(model, feed))
 
 
-def _generated(result, folder: Path, x: np.ndarray) -> np.ndarray:
+def _generated(result, folder: Path, x: np.ndarray) -> tuple[np.ndarray, float]:
+    """The generated model's output and its float64 drift (the control of the project's error rule)."""
     model = load_source(result.model_source, folder / "model.py")["build_model"]()
     model.load_state_dict(state_dict(result.plans), strict=True)
+    feed = [to_torch_layout(x)]
     with torch.no_grad():
-        return model.eval()(to_torch_layout(x)).numpy()
+        return model.eval()(*feed).numpy(), float64_drift(model, feed)
 
 
 @pytest.mark.parametrize("form", ["frozen.pb", "meta"])
@@ -165,9 +168,8 @@ def test_slim_graph_to_generated_pytorch_with_no_model(saved, form):
     result = api.convert(source, None, dry_run=True, graph_outputs=outputs)
     counts = result.report.counts()
     assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
-    out = _generated(result, folder, x).reshape(len(x), -1)
-    rel = float(np.abs(out - expected).max()) / float(np.abs(expected).max())
-    print(f"tf_slim {name} {form} -> generated model: max rel err {rel:.2e}; {counts}")
-    assert rel <= 1e-4
+    out, drift = _generated(result, folder, x)
+    print(counts)
+    check(out.reshape(len(x), -1), expected, f"tf_slim {name} {form} -> generated model", drift)
     assert "nn.Conv2d(" in result.model_source
     assert ("nn.BatchNorm2d(" in result.model_source) == (name != "vgg_16")  # VGG has no batch norm

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from tests.support.numerics import check, float64_drift
 from tests.util import convert_in_memory
 
 
@@ -141,13 +142,27 @@ def compare(torch_outs: list[torch.Tensor], keras_outs: list[np.ndarray], layout
     return diffs
 
 
+def check_controlled(model: torch.nn.Module, conversion: Any, xs: list[np.ndarray], expected: list[np.ndarray],
+                     label: str) -> None:
+    """The project's rule (tests/support/numerics.py) per output: within 1e-6 relative, or within a few times
+    the converted model's own float32 rounding (its float64 drift on the same inputs)."""
+    feed = [_to_torch(x, layout) for x, layout in zip(xs, _layouts(conversion, "inputs"), strict=True)]
+    outs = run_torch(model, conversion, xs)
+    for i, (t, k, layout) in enumerate(zip(outs, expected, _layouts(conversion, "outputs"), strict=True)):
+        drift = float64_drift(model, feed, lambda out, i=i: out[i] if isinstance(out, (list, tuple)) else out)
+        check(to_keras_layout(t, k, layout, f"{label} output {i}"), k, f"{label} output {i}", drift)
+
+
 def check_file(path: Path, keras_model: Any, xs: list[np.ndarray], *, rtol: float, atol: float,
-               label: str, **options: Any) -> tuple[list[Diff], Any]:
-    """Convert ``path`` in memory, run it on ``xs`` and compare with ``keras_model`` on the same."""
+               label: str, controlled: bool = False, **options: Any) -> tuple[list[Diff], Any]:
+    """Convert ``path`` in memory, run it on ``xs`` and compare with ``keras_model`` on the same;
+    ``controlled``: also the rule with its float64 control (``check_controlled``), for tolerances above 1e-5."""
     model, conversion = convert_in_memory(path, **options)
     outs = run_torch(model, conversion, xs)
-    diffs = compare(outs, keras_outputs(keras_model, xs), _layouts(conversion, "outputs"), rtol=rtol, atol=atol,
-                    label=label)
+    expected = keras_outputs(keras_model, xs)
+    diffs = compare(outs, expected, _layouts(conversion, "outputs"), rtol=rtol, atol=atol, label=label)
+    if controlled:
+        check_controlled(model, conversion, xs, expected, label)
     if options.get("channels_last"):
         assert set(_layouts(conversion, "inputs") + _layouts(conversion, "outputs")) == {"keras"}
     return diffs, conversion

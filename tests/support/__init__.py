@@ -1,0 +1,1 @@
+"""What every test shares: the error metric and its rule (``numerics``)."""
