@@ -1,4 +1,4 @@
-"""The rules file: how a user settles what automatic matching cannot (TOML, documented in the README).
+"""The rules file: how a user settles what automatic matching cannot (TOML, documented in docs/rules.md).
 
     [[rename]]              # regex rewrites of source names, applied in order before matching
     pattern = "^resnet_model/"
@@ -95,7 +95,7 @@ def load_rules(path: Path) -> Rules:
     except OSError as exc:
         raise UsageError(f"{where}: cannot read the rules file ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{where}: not a valid TOML rules file ({exc}); see 'Rules file' in the README") from None
+        raise UsageError(f"{where}: not a valid TOML rules file ({exc}); see docs/rules.md") from None
     unknown = sorted(set(data) - {"rename", "pairs", "skip", "layouts", "padding", "epsilon"})
     if unknown:
         raise UsageError(f"{where}: unknown section(s) {', '.join(unknown)}; "
