@@ -36,7 +36,8 @@ _KERAS = {"conv": "Conv{n}D", "depthwise": "DepthwiseConv{n}D", "separable": "Se
           "max": "MaxPooling{n}D", "avg": "AveragePooling{n}D"}
 
 
-def _x(values: tuple[int, ...]) -> str:
+def joined(values: tuple[int, ...]) -> str:
+    """(3, 3) -> '3x3', for ids and names."""
     return "x".join(map(str, values))
 
 
@@ -51,8 +52,8 @@ class Case:
 
     @property
     def name(self) -> str:  # the Keras layer name and the port's attribute: they must match to map
-        d = f"_d{_x(self.dilation)}" if self.dilation and any(v > 1 for v in self.dilation) else ""
-        return f"{self.kind}_k{_x(self.kernel)}_s{_x(self.stride)}{d}"
+        d = f"_d{joined(self.dilation)}" if self.dilation and any(v > 1 for v in self.dilation) else ""
+        return f"{self.kind}_k{joined(self.kernel)}_s{joined(self.stride)}{d}"
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def keras_file(grid: Grid) -> tuple[Path, object]:
 
 @functools.cache
 def inputs(grid: Grid, size: tuple[int, ...]) -> np.ndarray:
-    x = tfref.randn(f"grid{grid.ndim}-{grid.channels}-{_x(size)}", 1, *size, grid.channels)
+    x = tfref.randn(f"grid{grid.ndim}-{grid.channels}-{joined(size)}", 1, *size, grid.channels)
     return grid.scale * np.abs(x) if grid.scale != 1.0 else x
 
 
@@ -152,11 +153,11 @@ def check(grid: Grid, case: Case, size: tuple[int, ...], path: str, mode: str, a
     """Our output of ``case`` against Keras's: same shape, max abs diff <= atol (and the sum of absolute
     differences <= soad). Returns the max abs diff (printed)."""
     i = grid.cases.index(case)
-    ours, expected = outputs(grid, size, path, mode)[i], torch.from_numpy(keras_out(grid, size)[i])
+    ours, expected = outputs(grid, size, path, mode)[i], torch.from_numpy(np.array(keras_out(grid, size)[i]))
     assert ours.shape == expected.shape, f"{case.name}: shape {tuple(ours.shape)} vs Keras {tuple(expected.shape)}"
     err = tfref.max_abs_diff(ours, expected)
     total = (ours.double() - expected.double()).abs().sum().item()
-    print(f"{case.name} in {_x(size)} {path} {mode}: max abs diff {err:.2e}, sum abs diff {total:.2e}")
+    print(f"{case.name} in {joined(size)} {path} {mode}: max abs diff {err:.2e}, sum abs diff {total:.2e}")
     torch.testing.assert_close(ours, expected, atol=atol, rtol=0)
     if soad is not None:
         assert total <= soad, f"{case.name}: sum of absolute differences {total:.3e} > {soad}"
