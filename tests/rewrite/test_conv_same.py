@@ -1,46 +1,25 @@
-"""Convolutions with TF 'SAME' padding in PyTorch, against real TensorFlow (static and dynamic padding)."""
+"""Convolutions with TF 'SAME' padding, through the paths converted models take, against Keras/TensorFlow.
+
+Every grid case is a branch of a Keras model (``same_grid``) converted by tf2torch: as generated code
+(``generated``) and as a user's naive port patched onto it (``patched``), with ``--input-shape`` (static
+pads, size guard) and without (run-time ``SamePad``). Keras computes the expected numbers.
+"""
 
 from __future__ import annotations
-
-import functools
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from tf2torch.rewrite.modules import SamePad, make_conv_pad, make_transpose_crop
-from tf2torch.rewrite.same import tf_same_conv_padding, tf_same_transpose_padding
+from tf2torch.rewrite.modules import Crop
+from tf2torch.rewrite.same_transpose import tf_same_transpose_padding
 
 from . import tfref
+from .same_grid import MODES, PATHS, Case, Grid, check, joined
 
 pytestmark = pytest.mark.tf
 
 ATOL = 1e-5  # max abs diff allowed against TF (float32, a few channels)
-MODES = ["static", "dynamic"]
-CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-
-
-def torch_same_conv(x, weight, kernel, stride, dilation, mode, groups=1):
-    """Our port of a TF SAME conv: the planned pad (static) or SamePad (dynamic), then a plain conv."""
-    n = len(kernel)
-    stride = stride if isinstance(stride, tuple) else (stride,) * n
-    dilation = dilation if isinstance(dilation, tuple) else (dilation,) * n
-    if mode == "static":
-        size = tuple(x.shape[2:])
-        pad = make_conv_pad(size, kernel, stride, dilation)
-        padding = tf_same_conv_padding(size, kernel, stride, dilation).padding
-    else:
-        pad, padding = SamePad(kernel, stride, dilation), 0
-    if pad is not None:
-        x = pad(x)
-    return CONV[n](x, weight, stride=stride, padding=padding, dilation=dilation, groups=groups)
-
-
-def check(ours: torch.Tensor, tf_out) -> None:
-    expected = tfref.cl_to_cf(tf_out)
-    assert ours.shape == expected.shape
-    print(f"{tfref.case_label()}: max abs diff {tfref.max_abs_diff(ours, expected):.2e}")
-    torch.testing.assert_close(ours, expected, atol=ATOL, rtol=0)
 
 
 # --- the 2-D grid: kernel 1-5, (3,1), (1,3) x stride 1-4 x sizes 7-16 (H odd/even, W = 23 - H) -------
@@ -51,54 +30,42 @@ GRID_2D += [((3, 3), s, (h, 23 - h), 1) for s in [(1, 2), (2, 3), (3, 1), (4, 2)
 GRID_2D += [(k, 1, (h, 23 - h), 2) for k in [(2, 2), (3, 3), (3, 1), (1, 3), (4, 4)] for h in (7, 8, 9, 10)]
 
 
+def _case2d(case, kind="conv"):
+    kernel, stride, _, dilation = case
+    return Case(kind, kernel, stride if isinstance(stride, tuple) else (stride, stride), (dilation, dilation))
+
+
 def _id2d(case):
     (kh, kw), s, (h, w), d = case
     s = f"{s[0]}x{s[1]}" if isinstance(s, tuple) else s
     return f"k{kh}x{kw}-s{s}-in{h}x{w}" + (f"-d{d}" if d > 1 else "")
 
 
-@functools.cache
-def tf_conv2d(case):
-    """TF's output for one grid case; computed once, shared by the static and dynamic tests."""
-    tf = tfref.tf()
-    kernel, stride, (h, w), dilation = case
-    x = tfref.randn(_id2d(case) + "-x", 1, h, w, 2)
-    weight = tfref.weights(_id2d(case) + "-w", *kernel, 2, 3)
-    return x, weight, tf.nn.conv2d(x, weight, stride, "SAME", dilations=dilation).numpy()
+CONV2D = Grid(2, 2, tuple(dict.fromkeys(_case2d(c) for c in GRID_2D)))
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("case", GRID_2D, ids=[_id2d(c) for c in GRID_2D])
-def test_conv2d_same_grid(case, mode):
-    x, weight, expected = tf_conv2d(case)
-    kernel, stride, _, dilation = case
-    ours = torch_same_conv(tfref.cl_to_cf(x), tfref.conv_weight(weight), kernel, stride, dilation, mode)
-    check(ours, expected)
+def test_conv2d_same_grid(case, path, mode):
+    check(CONV2D, _case2d(case), case[2], path, mode, ATOL)
 
 
 # --- 1-D and 3-D spot checks ---------------------------------------------------------------------
 
 CONV1D = [(3, 2, 10), (3, 2, 11), (4, 3, 13), (5, 4, 16), (2, 1, 7), (1, 3, 8), (2, 2, 9), (5, 3, 7)]
 CONV1D_DILATED = [(3, 9), (2, 8)]  # (kernel, size) at stride 1, dilation 2
+CASES_1D = [(k, s, n, 1) for k, s, n in CONV1D] + [(k, 1, n, 2) for k, n in CONV1D_DILATED]
+GRID_1D = Grid(1, 3, tuple(dict.fromkeys(Case("conv", (k,), (s,), (d,)) for k, s, _, d in CASES_1D)), filters=2)
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
-    ("kernel", "stride", "size", "dilation"),
-    [(k, s, n, 1) for k, s, n in CONV1D] + [(k, 1, n, 2) for k, n in CONV1D_DILATED],
-    ids=[f"k{k}-s{s}-in{n}" for k, s, n in CONV1D] + [f"k{k}-s1-in{n}-d2" for k, n in CONV1D_DILATED],
+    ("kernel", "stride", "size", "dilation"), CASES_1D, ids=[f"k{k}-s{s}-in{n}" for k, s, n in CONV1D] + [f"k{k}-s1-in{n}-d2" for k, n in CONV1D_DILATED],
 )
-def test_conv1d_same(kernel, stride, size, dilation, mode):
-    tf = tfref.tf()
-    case = f"c1d-{kernel}-{stride}-{size}-{dilation}"
-    x, weight = tfref.randn(case + "x", 1, size, 3), tfref.weights(case + "w", kernel, 3, 2)
-    expected = tf.nn.conv1d(x, weight, stride, "SAME", dilations=dilation).numpy()
-    ours = torch_same_conv(tfref.cl_to_cf(x), tfref.conv_weight(weight), (kernel,), stride, dilation, mode)
-    check(ours, expected)
-
-
-def _x(values):
-    return "x".join(map(str, values))
+def test_conv1d_same(kernel, stride, size, dilation, path, mode):
+    check(GRID_1D, Case("conv", (kernel,), (stride,), (dilation,)), (size,), path, mode, ATOL)
 
 
 CONV3D = [
@@ -107,19 +74,16 @@ CONV3D = [
     ((4, 4, 4), (3, 3, 3), (10, 11, 12)),
     ((1, 2, 5), (2, 1, 2), (7, 7, 8)),
 ]
+GRID_3D = Grid(3, 2, tuple(Case("conv", k, s, (1, 1, 1)) for k, s, _ in CONV3D))
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(
-    ("kernel", "stride", "size"), CONV3D, ids=[f"k{_x(k)}-s{_x(s)}-in{_x(n)}" for k, s, n in CONV3D]
+    ("kernel", "stride", "size"), CONV3D, ids=[f"k{joined(k)}-s{joined(s)}-in{joined(n)}" for k, s, n in CONV3D]
 )
-def test_conv3d_same(kernel, stride, size, mode):
-    tf = tfref.tf()
-    case = f"c3d-{kernel}-{stride}-{size}"
-    x, weight = tfref.randn(case + "x", 1, *size, 2), tfref.weights(case + "w", *kernel, 2, 3)
-    expected = tf.nn.conv3d(x, weight, (1, *stride, 1), "SAME").numpy()
-    ours = torch_same_conv(tfref.cl_to_cf(x), tfref.conv_weight(weight), kernel, stride, 1, mode)
-    check(ours, expected)
+def test_conv3d_same(kernel, stride, size, path, mode):
+    check(GRID_3D, Case("conv", kernel, stride, (1, 1, 1)), size, path, mode, ATOL)
 
 
 # --- depthwise and separable: ordinary groups= convs with the same padding -----------------------
@@ -132,6 +96,7 @@ DEPTHWISE = [
     ((3, 3), 1, (8, 9), 2),
     ((4, 4), 4, (15, 14), 1),
 ]
+GRID_DW = Grid(2, 3, tuple(_case2d(c, "depthwise") for c in DEPTHWISE))
 
 
 def _id_dw(case):
@@ -140,32 +105,27 @@ def _id_dw(case):
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("case", DEPTHWISE, ids=[_id_dw(c) for c in DEPTHWISE])
-def test_depthwise_conv2d_same(case, mode):
-    tf = tfref.tf()
-    kernel, stride, (h, w), dilation = case
-    x, weight = tfref.randn(_id_dw(case) + "x", 1, h, w, 3), tfref.weights(_id_dw(case) + "w", *kernel, 3, 2)
-    expected = tf.nn.depthwise_conv2d(
-        x, weight, (1, stride, stride, 1), "SAME", dilations=(dilation, dilation)
-    )
-    ours = torch_same_conv(
-        tfref.cl_to_cf(x), tfref.depthwise_weight(weight), kernel, stride, dilation, mode, groups=3
-    )
-    check(ours, expected.numpy())
+def test_depthwise_conv2d_same(case, path, mode):
+    check(GRID_DW, _case2d(case, "depthwise"), case[2], path, mode, ATOL)
+
+
+SEPARABLE = [(2, (10, 9)), (3, (11, 14))]
+GRID_SEP = Grid(2, 3, tuple(Case("separable", (3, 3), (s, s), (1, 1)) for s, _ in SEPARABLE), filters=4)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("stride", "size"), [(2, (10, 9)), (3, (11, 14))], ids=["s2-in10x9", "s3-in11x14"])
+@pytest.mark.parametrize(("stride", "size"), SEPARABLE, ids=["s2-in10x9", "s3-in11x14"])
 def test_separable_conv2d_same(stride, size, mode):
-    tf = tfref.tf()
-    case = f"sep-{stride}-{size}"
-    x = tfref.randn(case + "x", 1, *size, 3)
-    depthwise, pointwise = tfref.weights(case + "d", 3, 3, 3, 2), tfref.weights(case + "p", 1, 1, 6, 4)
-    expected = tf.nn.separable_conv2d(x, depthwise, pointwise, (1, stride, stride, 1), "SAME").numpy()
-    mid = torch_same_conv(
-        tfref.cl_to_cf(x), tfref.depthwise_weight(depthwise), (3, 3), stride, 1, mode, groups=3
-    )
-    check(F.conv2d(mid, tfref.conv_weight(pointwise)), expected)
+    """Generated code only: a port of SeparableConv2D is two modules, which the grid's port is not."""
+    check(GRID_SEP, Case("separable", (3, 3), (stride, stride), (1, 1)), size, "generated", mode, ATOL)
+
+
+def check_tf(ours: torch.Tensor, tf_out) -> None:
+    expected = tfref.cl_to_cf(tf_out)
+    print(f"{tfref.case_label()}: max abs diff {tfref.max_abs_diff(ours, expected):.2e}")
+    torch.testing.assert_close(ours, expected, atol=ATOL, rtol=0)  # shapes too
 
 
 # --- transposed convs: padding / output_padding on the op, Crop after it -------------------------
@@ -189,8 +149,7 @@ def torch_same_transpose(x, weight, kernel, stride, in_size=None, out_size=None)
     plan = tf_same_transpose_padding(kernel, stride, 1, in_size, out_size)
     conv = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[n]
     y = conv(x, weight, stride=stride, padding=plan.padding, output_padding=plan.output_padding)
-    crop = make_transpose_crop(kernel, stride, 1, in_size, out_size)
-    return y if crop is None else crop(y)
+    return y if plan.crop is None else Crop(plan.crop)(y)
 
 
 @pytest.mark.parametrize(
@@ -204,7 +163,7 @@ def test_conv2d_transpose_same(kernel, stride, size):
     x, weight = tfref.randn(case + "x", 1, *size, 3), tfref.weights(case + "w", *kernel, 2, 3)
     out_shape = (1, size[0] * stride, size[1] * stride, 2)
     expected = tf.nn.conv2d_transpose(x, weight, out_shape, stride, "SAME").numpy()
-    check(torch_same_transpose(tfref.cl_to_cf(x), tfref.transpose_weight(weight), kernel, stride), expected)
+    check_tf(torch_same_transpose(tfref.cl_to_cf(x), tfref.transpose_weight(weight), kernel, stride), expected)
 
 
 @pytest.mark.parametrize(
@@ -220,7 +179,7 @@ def test_conv1d_transpose_same_explicit_output_size(kernel, stride, size, out):
     ours = torch_same_transpose(
         tfref.cl_to_cf(x), tfref.transpose_weight(weight), (kernel,), stride, (size,), (out,)
     )
-    check(ours, expected)
+    check_tf(ours, expected)
 
 
 @pytest.mark.parametrize(
@@ -234,26 +193,26 @@ def test_conv3d_transpose_same(kernel, stride, size):
     x, weight = tfref.randn(case + "x", 1, *size, 2), tfref.weights(case + "w", *kernel, 3, 2)
     out_shape = (1, *(n * stride for n in size), 3)
     expected = tf.nn.conv3d_transpose(x, weight, out_shape, stride, "SAME").numpy()
-    check(torch_same_transpose(tfref.cl_to_cf(x), tfref.transpose_weight(weight), kernel, stride), expected)
+    check_tf(torch_same_transpose(tfref.cl_to_cf(x), tfref.transpose_weight(weight), kernel, stride), expected)
 
 
 # --- the user reports ----------------------------------------------------------------------------
 
 
-def test_seed001_wideresnet_stride2_symmetric_padding_differs():
+SEED001 = Grid(2, 3, (Case("conv", (3, 3), (2, 2), (1, 1)),), filters=8)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_seed001_wideresnet_stride2_symmetric_padding_differs(path):
     """Seed 001: porting TF's SAME 3x3 stride-2 conv as ``padding=1`` shifts every window by one."""
     tf = tfref.tf()
     x, weight = tfref.randn("seed001-x", 1, 10, 10, 3), tfref.randn("seed001-w", 3, 3, 3, 8)
     expected = tfref.cl_to_cf(tf.nn.conv2d(x, weight, 2, "SAME").numpy())
-    xt, wt = tfref.cl_to_cf(x), tfref.conv_weight(weight)
-    naive = F.conv2d(xt, wt, stride=2, padding=1)  # the report's port: same shape, wrong numbers
+    naive = F.conv2d(tfref.cl_to_cf(x), tfref.conv_weight(weight), stride=2, padding=1)  # same shape, wrong numbers
     naive_diff = tfref.max_abs_diff(naive, expected)
-    ours = torch_same_conv(xt, wt, (3, 3), 2, 1, "static")
-    print(
-        f"symmetric padding=1: max abs diff {naive_diff:.2e}; ours: {tfref.max_abs_diff(ours, expected):.2e}"
-    )
+    print(f"symmetric padding=1: max abs diff {naive_diff:.2e}")
     assert naive.shape == expected.shape and naive_diff > 0.5
-    torch.testing.assert_close(ours, expected, atol=ATOL, rtol=0)
+    check(SEED001, SEED001.cases[0], (10, 10), path, "static", ATOL)
 
 
 def _seed004(stride):
@@ -275,13 +234,16 @@ def test_seed004_keras_same_stride1_is_torch_symmetric_1_0():
     torch.testing.assert_close(torch_port, expected, atol=ATOL, rtol=0)
 
 
+SEED004 = Grid(2, 2, tuple(Case("conv", (3, 1), (s, s), (1, 1)) for s in (1, 2)), filters=2)
+
+
 @pytest.mark.parametrize("stride", [1, 2], ids=["stride1", "stride2"])
 @pytest.mark.parametrize("mode", MODES)
-def test_seed004_ours_matches_keras_same(stride, mode):
-    x, weight, bias, expected = _seed004(stride)
-    ours = torch_same_conv(x, weight, (3, 1), stride, 1, mode) + bias[:, None, None]
-    check(ours, expected)
+@pytest.mark.parametrize("path", PATHS)
+def test_seed004_ours_matches_keras_same(stride, path, mode):
+    check(SEED004, Case("conv", (3, 1), (stride, stride), (1, 1)), (64, 1), path, mode, ATOL)
     if stride == 2:  # H = 64 is even: TF pads (0, 1), so the symmetric (1, 0) port shifts the windows
+        x, weight, bias, expected = _seed004(stride)
         symmetric = F.conv2d(x, weight, bias, stride=stride, padding=(1, 0))
         expected = tfref.cl_to_cf(expected)
         print(f"padding=(1, 0) at stride 2: max abs diff {tfref.max_abs_diff(symmetric, expected):.2e}")

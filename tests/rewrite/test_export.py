@@ -9,6 +9,7 @@ from torch import nn
 from torch.export import Dim, export
 
 from tf2torch.rewrite import modules
+from tf2torch.rewrite.apply import build_module
 from tf2torch.rewrite.modules import (
     INLINE_CLASSES,
     INLINE_IMPORTS,
@@ -16,12 +17,10 @@ from tf2torch.rewrite.modules import (
     SamePad,
     SamePool,
     inline_source,
-    make_avg_pool_same,
-    make_conv_pad,
-    make_max_pool_same,
-    make_transpose_crop,
 )
-from tf2torch.rewrite.same import tf_same_conv_padding, tf_same_transpose_padding
+from tf2torch.rewrite.same import plan_same
+from tf2torch.rewrite.same_torch import conv_pad_spec, pool_specs
+from tf2torch.rewrite.same_transpose import tf_same_transpose_padding
 
 CONV = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}
 SAMPLE = {1: 10, 2: 10, 3: 8}  # spatial size of the export sample per ndim
@@ -38,13 +37,18 @@ def conv_net(ndim: int, *middle: nn.Module, channels: int = 4) -> nn.Module:
 
 
 def conv_same(ndim, size, kernel, stride, groups=1):
-    """A TF-SAME conv as make_conv_pad builds it: (pad module or nothing, conv with the planned padding)."""
-    kernel = (kernel,) * ndim
-    pad = make_conv_pad(size, kernel, stride)
-    conv = CONV[ndim](
-        4, 8, kernel, stride, padding=tf_same_conv_padding(size, kernel, stride).padding, groups=groups
-    )
-    return (conv,) if pad is None else (pad, conv)
+    """A TF-SAME conv as its plan spells it: (pad module or nothing, conv with the planned padding)."""
+    kernel, strides = (kernel,) * ndim, (stride,) * ndim
+    plan = plan_same(size, kernel, strides)
+    spec = conv_pad_spec(plan, kernel, strides, (1,) * ndim)
+    conv = CONV[ndim](4, 8, kernel, stride, padding=plan.padding, groups=groups)
+    return (conv,) if spec is None else (build_module(*spec), conv)
+
+
+def pool_same(size, kernel, stride, kind):
+    """A TF-SAME pool as patched models build it (apply.build_module on the plan's specs)."""
+    strides = (stride,) * len(kernel)
+    return tuple(build_module(*spec) for spec in pool_specs(plan_same(size, kernel, strides, kind=kind), kernel, strides))
 
 
 def transpose_same(ndim, kernel, stride):
@@ -53,8 +57,7 @@ def transpose_same(ndim, kernel, stride):
     transposed = {1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}[ndim](
         4, 6, kernel, stride, padding=plan.padding, output_padding=plan.output_padding
     )
-    crop = make_transpose_crop(kernel, stride)
-    return (transposed,) if crop is None else (transposed, crop)
+    return (transposed,) if plan.crop is None else (transposed, Crop(plan.crop))
 
 
 def size_of(ndim):
@@ -70,18 +73,18 @@ NETS = [
     ("conv3d-dynamic-samepad", 3, conv_same(3, None, 3, 2), True),
     ("depthwise2d-dynamic-samepad", 2, conv_same(2, None, 3, 2, groups=4), True),
     ("depthwise2d-static-zeropad", 2, conv_same(2, size_of(2), 3, 2, groups=4), False),
-    ("maxpool2d-static-asymmetric", 2, (make_max_pool_same(size_of(2), (3, 3), 2),), False),
-    ("maxpool2d-static-folded", 2, (make_max_pool_same((9, 9), (3, 3), 2),), False),
-    ("maxpool1d-dynamic", 1, (make_max_pool_same(None, (3,), 2),), True),
-    ("maxpool2d-dynamic", 2, (make_max_pool_same(None, (2, 2), 3),), True),
-    ("maxpool3d-dynamic", 3, (make_max_pool_same(None, (3, 3, 3), 2),), True),
-    ("avgpool2d-static-folded", 2, (make_avg_pool_same((9, 9), (3, 3), 2),), False),
-    ("avgpool1d-static-asymmetric", 1, (make_avg_pool_same(size_of(1), (3,), 2),), False),
-    ("avgpool2d-static-asymmetric", 2, (make_avg_pool_same(size_of(2), (3, 3), 2),), False),
-    ("avgpool3d-static-asymmetric", 3, (make_avg_pool_same(size_of(3), (3, 3, 3), 3),), False),
-    ("avgpool1d-dynamic", 1, (make_avg_pool_same(None, (3,), 2),), True),
-    ("avgpool2d-dynamic", 2, (make_avg_pool_same(None, (3, 2), 2),), True),
-    ("avgpool3d-dynamic", 3, (make_avg_pool_same(None, (3, 3, 3), 3),), True),
+    ("maxpool2d-static-asymmetric", 2, pool_same(size_of(2), (3, 3), 2, "max"), False),
+    ("maxpool2d-static-folded", 2, pool_same((9, 9), (3, 3), 2, "max"), False),
+    ("maxpool1d-dynamic", 1, pool_same(None, (3,), 2, "max"), True),
+    ("maxpool2d-dynamic", 2, pool_same(None, (2, 2), 3, "max"), True),
+    ("maxpool3d-dynamic", 3, pool_same(None, (3, 3, 3), 2, "max"), True),
+    ("avgpool2d-static-folded", 2, pool_same((9, 9), (3, 3), 2, "avg"), False),
+    ("avgpool1d-static-asymmetric", 1, pool_same(size_of(1), (3,), 2, "avg"), False),
+    ("avgpool2d-static-asymmetric", 2, pool_same(size_of(2), (3, 3), 2, "avg"), False),
+    ("avgpool3d-static-asymmetric", 3, pool_same(size_of(3), (3, 3, 3), 3, "avg"), False),
+    ("avgpool1d-dynamic", 1, pool_same(None, (3,), 2, "avg"), True),
+    ("avgpool2d-dynamic", 2, pool_same(None, (3, 2), 2, "avg"), True),
+    ("avgpool3d-dynamic", 3, pool_same(None, (3, 3, 3), 3, "avg"), True),
     ("convtranspose1d-crop", 1, transpose_same(1, 3, 2), True),
     ("convtranspose2d-crop", 2, transpose_same(2, 3, 2), True),
     ("convtranspose2d-output-padding", 2, transpose_same(2, 1, 3), True),

@@ -11,14 +11,14 @@ from tf2torch.errors import UsageError
 from tf2torch.rewrite.modules import SamePad, SamePool
 from tf2torch.rewrite.same import (
     fold_symmetric,
+    plan_same,
     same_output_size,
     same_padding,
     same_padding_nd,
     size_independent,
-    tf_same_conv_padding,
-    tf_same_transpose_padding,
     torch_pad_order,
 )
+from tf2torch.rewrite.same_transpose import tf_same_transpose_padding
 
 from . import tfref
 
@@ -70,9 +70,10 @@ BAD_CALLS = {
     "kernel-str": lambda: same_padding(10, "3", 1),
     "nd-length-mismatch": lambda: same_padding_nd((10,), (3, 3), 1),
     "nd-empty": lambda: same_padding_nd((), 3, 1),
-    "plan-kernel-int": lambda: tf_same_conv_padding((10, 10), 3, 1),
-    "plan-size-length": lambda: tf_same_conv_padding((10, 10, 10), (3, 3), 1),
-    "plan-stride-length": lambda: tf_same_conv_padding((10, 10), (3, 3), (1, 2, 2)),
+    "plan-kernel-int": lambda: plan_same((10, 10), 3, 1),
+    "plan-size-length": lambda: plan_same((10, 10, 10), (3, 3), 1),
+    "plan-stride-length": lambda: plan_same((10, 10), (3, 3), (1, 2, 2)),
+    "plan-kind": lambda: plan_same((10, 10), (3, 3), 2, kind="sum"),
     "transpose-out-too-big": lambda: tf_same_transpose_padding((3,), 2, in_size=5, out_size=11),
     "transpose-out-too-small": lambda: tf_same_transpose_padding((3,), 2, in_size=5, out_size=8),
     "transpose-out-without-in": lambda: tf_same_transpose_padding((3,), 2, out_size=10),
@@ -124,15 +125,20 @@ PLAN_CASES = [
     PLAN_CASES,
     ids=[f"in{a}x{b}-k{c}x{d}-s{s}" for (a, b), (c, d), s in PLAN_CASES],
 )
-def test_plan_folds_only_symmetric_padding(size, kernel, stride):
+@pytest.mark.parametrize("kind", ["conv", "max", "avg"])
+def test_plan_folds_only_symmetric_padding(size, kernel, stride, kind):
     pairs = same_padding_nd(size, kernel, stride)
-    plan = tf_same_conv_padding(size, kernel, stride)
-    assert not plan.dynamic
+    plan = plan_same(size, kernel, stride, kind=kind)
+    assert not plan.dynamic and plan.kind == kind
     if all(b == a for b, a in pairs):
+        assert plan.form == "folded"
         assert plan.pad is None and plan.padding == fold_symmetric(pairs) == tuple(b for b, _ in pairs)
     else:
-        assert fold_symmetric(pairs) is None
+        assert fold_symmetric(pairs) is None and plan.form == "pad"
         assert plan.padding == (0, 0) and plan.pad == torch_pad_order(pairs)
+    # the guard: planned for this size, and another size would pad differently
+    assert plan.sized == (stride > 1 and kernel != (1, 1))
+    assert plan.pad_value == (float("-inf") if kind == "max" else 0.0) and plan.exclude_pad == (kind == "avg")
 
 
 INDEPENDENCE_CASES = [(k, s, n) for k in range(1, 6) for s in (1, 2, 3) for n in (7, 8, 9)]
@@ -144,10 +150,11 @@ INDEPENDENCE_CASES = [(k, s, n) for k in range(1, 6) for s in (1, 2, 3) for n in
     ids=[f"k{k}-s{s}-in{n}" for k, s, n in INDEPENDENCE_CASES],
 )
 def test_unknown_size_plans_statically_only_when_size_independent(kernel, stride, size):
-    plan = tf_same_conv_padding(None, (kernel,), stride)
+    plan = plan_same(None, (kernel,), stride)
     assert plan.dynamic == (not size_independent(kernel, stride))
+    assert not plan.sized  # dynamic, or the same padding at every size: nothing to guard
     if not plan.dynamic:
-        assert plan == tf_same_conv_padding((size,), (kernel,), stride)
+        assert plan == plan_same((size,), (kernel,), stride)
 
 
 RUNTIME_CASES = [

@@ -87,10 +87,9 @@ def footer(main: str, weights_name: str, input_doc: str, missing: tuple[str, ...
 
 def _size_guards(gen: Generated) -> list[str]:
     """First lines of the model's forward when static SAME padding was planned for its input size:
-    at another size it would silently compute something else (or a wrongly shaped output)."""
-    from ..layers.padding import SIZED_NOTE
-
-    if not any(n.endswith(SIZED_NOTE) for n in gen.notes):
+    at another size it would silently compute something else (or a wrongly shaped output). Switched on by
+    the SAME plans themselves (``Generated.sized``), not by the report's notes."""
+    if not gen.sized:
         return []
     lines = []
     for name, info in gen.inputs:

@@ -83,6 +83,7 @@ class Converted:
     params: tuple[Param, ...] = ()
     notes: tuple[str, ...] = ()  # for the report: dynamic padding used, epsilon carried over, ...
     helpers: tuple[str, ...] = ()  # names of inlined helper classes the ops use
+    sized: bool = False  # static TF 'SAME' padding planned for this input size: the model must check it
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def _geometry(ctx: Ctx, n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple
 def _conv_like(ctx: Ctx, n: int, out_channels: int, groups: int, weight: Param, bias: Param | None,
                extra_notes: tuple[str, ...] = ()) -> Converted:
     kernel, strides, dilation, padding = _geometry(ctx, n)
-    plan = window_plan(ctx, kernel, strides, dilation, padding, "conv")
+    plan = window_plan(ctx, kernel, strides, dilation, padding)
     in_channels = ctx.x.shape[-1]
     module = Module(f"nn.Conv{n}d", (in_channels, out_channels, kernel), (
         ("stride", strides), ("padding", plan.padding), ("dilation", dilation),
@@ -51,7 +51,8 @@ def _conv_like(ctx: Ctx, n: int, out_channels: int, groups: int, weight: Param, 
     out = TensorInfo((*out_spatial, out_channels), "cf")
     ops = (*plan.ops, apply_module(module), *activation_ops(ctx, ctx.config.get("activation"), out))
     params = (weight,) if bias is None else (weight, bias)
-    return Converted(ops, (out,), params, notes=plan.notes + extra_notes, helpers=plan.helpers)
+    return Converted(ops, (out,), params, notes=plan.notes + extra_notes, helpers=plan.helpers,
+                     sized=plan.sized)
 
 
 @converter("Conv1D", "Conv2D", "Conv3D", wants="cf")
@@ -90,7 +91,7 @@ def separable(ctx: Ctx) -> Converted:
     mult = cfg_int(ctx, "depth_multiplier", 1)
     filters = cfg_int(ctx, "filters")
     kernel, strides, dilation, padding = _geometry(ctx, n)
-    plan = window_plan(ctx, kernel, strides, dilation, padding, "conv")
+    plan = window_plan(ctx, kernel, strides, dilation, padding)
     depthwise_module = Module(f"nn.Conv{n}d", (channels, channels * mult, kernel), (
         ("stride", strides), ("padding", plan.padding), ("dilation", dilation), ("groups", channels), ("bias", False)))
     pointwise_module = Module(f"nn.Conv{n}d", (channels * mult, filters, (1,) * n), (("bias", use_bias),))
@@ -103,7 +104,7 @@ def separable(ctx: Ctx) -> Converted:
         params.append(param("", "bias", w["bias"]))
     ops = (*plan.ops, apply_module(depthwise_module, "depthwise"), apply_module(pointwise_module),
            *activation_ops(ctx, ctx.config.get("activation"), out))
-    return Converted(ops, (out,), tuple(params), notes=plan.notes, helpers=plan.helpers)
+    return Converted(ops, (out,), tuple(params), notes=plan.notes, helpers=plan.helpers, sized=plan.sized)
 
 
 @converter("Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose", wants="cf")

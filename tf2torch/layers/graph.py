@@ -52,6 +52,7 @@ class Generated:
     tap_layouts: dict[str, str] = field(default_factory=dict)  # Keras layer name -> its output's layout
     notes: list[str] = field(default_factory=list)
     helpers: list[str] = field(default_factory=list)
+    sized: bool = False  # some layer's static TF 'SAME' padding holds only for the input size (model_file)
     inputs: list[tuple[str, TensorInfo]] = field(default_factory=list)
     outputs: list[TensorInfo] = field(default_factory=list)
 
@@ -207,6 +208,7 @@ class GraphConverter:
                     check_param(modules.get(p.suffix), p.name, shape, key)  # the module must fit the weight
                 self.out.params.append((key, p))
             self.out.notes += [f"{layer.name}: {n}" for n in conv.notes]
+            self.out.sized = self.out.sized or conv.sized
             self.out.helpers += [h for h in conv.helpers if h not in self.out.helpers]
             if last_module and conv.ops[-1].module is not None:
                 self.out.taps.setdefault(layer.name, prefix + last_module.removeprefix("self."))

@@ -1,37 +1,46 @@
-"""Padding for window ops (conv, pools, transposed conv) in generated code, from ``rewrite.same``'s plans.
+"""Padding for window ops (conv, pools, transposed conv) in generated code: translations of
+``rewrite.same.plan_same``'s plans (spelled by ``rewrite.same_torch``) into module specs.
 
-Symmetric SAME folds into the op's ``padding=``; asymmetric SAME with a known input size becomes an
-explicit pad module before the op; an unknown size that matters becomes the run-time ``SamePad`` helper
-(reported). The math lives in ``rewrite/same.py``; this module only picks module specs.
+No SAME decision is made here: which form (folded / explicit pad / run time), the pad value, the avg
+divisor and whether the input-size guard is needed all come from the plan. The notes are for the
+report only; the guard reads ``sized`` (``codegen.model_file``), never a note's words.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from ..rewrite.same import same_output_size, size_independent, tf_same_conv_padding, tf_same_transpose_padding
+from ..rewrite.same import SamePlan, plan_same, same_output_size
+from ..rewrite.same_torch import conv_pad_spec, pool_specs
+from ..rewrite.same_transpose import tf_same_transpose_padding
 from .base import Ctx, Module, Op
 from .common import apply_module, spatial
 
-# Said of a layer whose static SAME padding is right only for the input size it was planned for (a
-# stride > 1): the generated model then checks that size on every call (codegen.model_file), since at
-# another size it would compute something else with no error.
+# For the report: a layer whose static SAME padding is right only for the input size it was planned for.
 SIZED_NOTE = "static TF 'SAME' padding planned for the model's input size"
 
 
-def _sized(plan, kernel, strides, dilation=None) -> tuple[str, ...]:
-    dilation = dilation or (1,) * len(kernel)
-    depends = any(not size_independent(k, s, d) for k, s, d in zip(kernel, strides, dilation))
-    return (SIZED_NOTE,) if depends and not plan.dynamic else ()
+def _notes(plan: SamePlan) -> tuple[str, ...]:
+    """The report's words for a plan (what it is, and why: the user can act on them)."""
+    if plan.dynamic:
+        return (("input size unknown: TF 'SAME' padding is computed at run time (SamePad); "
+                 "pass --input-shape for a static pad") if plan.kind == "conv" else
+                f"input size unknown: TF 'SAME' {plan.kind} pooling computed at run time (SamePool)",)
+    notes: tuple[str, ...] = ()
+    if plan.form == "pad":
+        notes = (f"TF 'SAME' is asymmetric here: explicit pad {plan.pad} (F.pad order) before the op"
+                 if plan.kind == "conv" else
+                 f"TF 'SAME' {plan.kind} pool is asymmetric here: pad {plan.pad} (F.pad order)",)
+    return (*notes, SIZED_NOTE) if plan.sized else notes
 
 
 @dataclass(frozen=True)
 class WindowPlan:
     padding: tuple[int, ...]  # the op's own symmetric padding=
-    ops: tuple[Op, ...] = ()  # modules to run before the op
+    ops: tuple[Op, ...] = ()  # modules to run before the op (convs); the whole pool (pool_ops)
     notes: tuple[str, ...] = ()
     helpers: tuple[str, ...] = ()
+    sized: bool = False  # from the plan: the generated model must check its input size
 
 
 def conv_out_size(size: int | None, k: int, s: int, d: int, mode: str) -> int | None:
@@ -44,30 +53,19 @@ def conv_out_size(size: int | None, k: int, s: int, d: int, mode: str) -> int | 
 
 
 def window_plan(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], dilation: tuple[int, ...],
-                mode: str, kind: str) -> WindowPlan:
-    """Padding for a conv (``kind="conv"``, zeros) or a max pool (``kind="max"``, -inf).
-
-    A max pool whose padding must be computed at run time is not planned here (``pool_ops``)."""
+                mode: str) -> WindowPlan:
+    """Padding for a conv: its ``padding=`` and the modules to run before it."""
     n = len(kernel)
     if mode == "valid":
         return WindowPlan((0,) * n)
     if mode == "causal":  # Conv1D only: Keras pads (k - 1) * d zeros on the left
         left = (kernel[0] - 1) * dilation[0]
         return WindowPlan((0,), (apply_module(Module("nn.ZeroPad1d", ((left, 0),)), "pad"),))
-    plan = tf_same_conv_padding(spatial(ctx.x), kernel, strides, dilation)
-    value = 0.0 if kind == "conv" else -math.inf
-    if plan.dynamic:
-        pad = Module("SamePad", (kernel, strides, dilation))
-        note = ("input size unknown: TF 'SAME' padding is computed at run time (SamePad); "
-                "pass --input-shape for a static pad")
-        return WindowPlan((0,) * n, (apply_module(pad, "pad"),), (note,), ("SamePad",))
-    sized = _sized(plan, kernel, strides, dilation)
-    if plan.pad is None:
-        return WindowPlan(plan.padding, notes=sized)
-    cls = f"nn.ZeroPad{n}d" if kind == "conv" else f"nn.ConstantPad{n}d"
-    args = (plan.pad,) if kind == "conv" else (plan.pad, value)
-    note = f"TF 'SAME' is asymmetric here: explicit pad {plan.pad} (F.pad order) before the op"
-    return WindowPlan((0,) * n, (apply_module(Module(cls, args), "pad"),), (note, *sized))
+    plan = plan_same(spatial(ctx.x), kernel, strides, dilation, "conv")
+    spec = conv_pad_spec(plan, kernel, strides, dilation)
+    ops = () if spec is None else (apply_module(Module(*spec), "pad"),)
+    helpers = ("SamePad",) if plan.dynamic else ()
+    return WindowPlan(plan.padding, ops, _notes(plan), helpers, plan.sized)
 
 
 @dataclass(frozen=True)
@@ -97,28 +95,15 @@ def transpose_plan(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], 
     return TransposePlan(plan.padding, plan.output_padding, out, ops, helpers=helpers)
 
 
-def pool_ops(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], mode: str,
-             kind: str) -> tuple[tuple[Op, ...], tuple[str, ...], tuple[str, ...]]:
-    """Ops for a Keras Max/AveragePooling (``kind`` "max" / "avg") and their notes and helpers.
-
-    TF's SAME max pool pads with -inf; its SAME average pool divides by the count of *real* elements.
-    """
+def pool_ops(ctx: Ctx, kernel: tuple[int, ...], strides: tuple[int, ...], mode: str, kind: str) -> WindowPlan:
+    """The complete Keras Max/AveragePooling (``kind`` "max" / "avg") as ``ops``, with notes and helpers."""
     n = len(kernel)
-    torch_cls = f"nn.MaxPool{n}d" if kind == "max" else f"nn.AvgPool{n}d"
     if mode == "valid":
-        return (apply_module(Module(torch_cls, (kernel, strides))),), (), ()
-    plan = tf_same_conv_padding(spatial(ctx.x), kernel, strides)
-    if plan.dynamic:
-        note = f"input size unknown: TF 'SAME' {kind} pooling computed at run time (SamePool)"
-        return (apply_module(Module("SamePool", (kernel, strides, kind))),), (note,), ("SamePool",)
-    sized = _sized(plan, kernel, strides)
-    if plan.pad is None:  # symmetric: torch pads max pools with -inf; count_include_pad=False = TF's divisor
-        extra = (("count_include_pad", False),) if kind == "avg" else ()
-        kwargs = (("padding", plan.padding), *extra) if any(plan.padding) else ()
-        return (apply_module(Module(torch_cls, (kernel, strides), kwargs)),), sized, ()
-    note = f"TF 'SAME' {kind} pool is asymmetric here: pad {plan.pad} (F.pad order)"
-    if kind == "max":
-        pad = apply_module(Module(f"nn.ConstantPad{n}d", (plan.pad, -math.inf)), "pad")
-        return (pad, apply_module(Module(torch_cls, (kernel, strides)))), (note, *sized), ()
-    return ((apply_module(Module("SamePool", (kernel, strides, "avg"), (("pad", plan.pad),))),), (note, *sized),
-            ("SamePool",))
+        torch_cls = f"nn.MaxPool{n}d" if kind == "max" else f"nn.AvgPool{n}d"
+        return WindowPlan((0,) * n, (apply_module(Module(torch_cls, (kernel, strides))),))
+    plan = plan_same(spatial(ctx.x), kernel, strides, 1, kind)
+    specs = pool_specs(plan, kernel, strides)
+    # a pad before the pool gets the attribute suffix "pad"; the pool itself is the layer's main module
+    ops = tuple(apply_module(Module(*spec), "pad" if i < len(specs) - 1 else "") for i, spec in enumerate(specs))
+    helpers = tuple(dict.fromkeys(spec[0] for spec in specs if not spec[0].startswith("nn.")))
+    return WindowPlan((0,) * n, ops, _notes(plan), helpers, plan.sized)

@@ -30,8 +30,9 @@ def _out(ctx: Ctx, kernel, strides, mode) -> TensorInfo:
 def max_pool(ctx: Ctx) -> Converted:
     n = _ndim(ctx)
     kernel, strides, mode = _window(ctx, n)
-    ops, notes, helpers = pool_ops(ctx, kernel, strides, mode, "max")
-    return Converted(ops, (_out(ctx, kernel, strides, mode),), notes=notes, helpers=helpers)
+    plan = pool_ops(ctx, kernel, strides, mode, "max")
+    return Converted(plan.ops, (_out(ctx, kernel, strides, mode),), notes=plan.notes, helpers=plan.helpers,
+                     sized=plan.sized)
 
 
 @converter("AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
@@ -39,8 +40,9 @@ def max_pool(ctx: Ctx) -> Converted:
 def avg_pool(ctx: Ctx) -> Converted:
     n = _ndim(ctx)
     kernel, strides, mode = _window(ctx, n)
-    ops, notes, helpers = pool_ops(ctx, kernel, strides, mode, "avg")
-    return Converted(ops, (_out(ctx, kernel, strides, mode),), notes=notes, helpers=helpers)
+    plan = pool_ops(ctx, kernel, strides, mode, "avg")
+    return Converted(plan.ops, (_out(ctx, kernel, strides, mode),), notes=plan.notes, helpers=plan.helpers,
+                     sized=plan.sized)
 
 
 @converter("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",

@@ -43,7 +43,7 @@ def time_distributed(ctx: Ctx) -> Converted:
     fold = Op(expr.replace("{x}", "{x}.flatten(0, 1)"))
     unfold = Op(back.replace("{x}", "{x}") + f".unflatten(0, (-1, {steps}))")
     return Converted((fold, *conv.ops, unfold), (TensorInfo((steps, *out_keras.shape), "keras"),), conv.params,
-                     notes=conv.notes, helpers=conv.helpers)
+                     notes=conv.notes, helpers=conv.helpers, sized=conv.sized)
 
 
 @converter("SpectralNormalization", wants="any", accepts_flat=True)
@@ -61,7 +61,7 @@ def spectral_normalization(ctx: Ctx) -> Converted:
     conv = reg.fn(Ctx(inner, ctx.call, (layouts_rt.normalise(info),), ctx.keras_version, ctx.keras_release))
     first = (Op(conv.ops[0].expr.replace("{0}", "{x}"), conv.ops[0].module, conv.ops[0].suffix),) if ops else ()
     return Converted((*ops, *first, *conv.ops[len(first):]), conv.outputs, conv.params, notes=conv.notes,
-                     helpers=conv.helpers)
+                     helpers=conv.helpers, sized=conv.sized)
 
 
 def _of_wrapped(var: Variable, name: str | None) -> bool:

@@ -3,10 +3,11 @@
 This file's code below the marker is copied verbatim into patched ``model.py`` files (they run without
 tf2torch), and it is the same code tf2torch runs in-process, so what is tested is what ships.
 
-A conv or max pool that needs an explicit pad keeps its class and parameters; its class is swapped
-for a subclass that pads first (``TFPadBefore``), and the pad module (no parameters, no buffers) is a
-child named ``tf_pad``. A pool that needs TF's exact average divisor or run-time padding is replaced by
-``SamePool`` (pools have no state, so nothing is lost).
+A conv that needs an explicit pad keeps its class and parameters; its class is swapped for a subclass
+that pads first (``TFPadBefore``), and the pad module (no parameters, no buffers) is a child named
+``tf_pad``. A SAME pool is replaced by the module(s) its plan spells (``same_torch.pool_specs``, the
+same as generated code gets): pools have no state, so nothing is lost, and the port's own settings
+(``ceil_mode``, ``count_include_pad``) cannot disagree with TF's.
 """
 
 from __future__ import annotations
@@ -39,12 +40,18 @@ def _pad_before(module, pad):
     module.tf_pad = pad
 
 
+def build_module(cls, args, kwargs=()):
+    """A module from a ``(class name, args, kwargs)`` spec: ``nn.X`` is torch's, else a helper above."""
+    factory = getattr(nn, cls[3:]) if cls.startswith("nn.") else {"SamePad": SamePad, "SamePool": SamePool}[cls]
+    return factory(*args, **dict(kwargs))
+
+
 def apply_rewrites(model, rewrites):
     """Apply ``(kind, module_path, args)`` rewrites in place; returns the model.
 
     kinds: "padding" (args: the op's new symmetric padding), "pad" (args: F.pad amounts, pad value),
-    "dynamic" (a conv; args: kernel, stride, dilation), "pool" (args: "max"/"avg", kernel, stride, pad or
-    None for run time), "eps" (args: the BatchNorm epsilon).
+    "dynamic" (a conv; args: kernel, stride, dilation), "pool" (args: module specs, run in order, that
+    replace the pool), "eps" (args: the BatchNorm epsilon).
     """
     for kind, path, args in rewrites:
         module = model.get_submodule(path)
@@ -57,10 +64,10 @@ def apply_rewrites(model, rewrites):
             kernel, stride, dilation = args
             _pad_before(module, SamePad(kernel, stride, dilation))
         elif kind == "pool":
-            mode, kernel, stride, pad = args
+            built = [build_module(*spec) for spec in args]
             parent_path, _, name = path.rpartition(".")
             parent = model.get_submodule(parent_path) if parent_path else model
-            setattr(parent, name, SamePool(kernel, stride, mode, pad=pad))
+            setattr(parent, name, built[0] if len(built) == 1 else nn.Sequential(*built))
         elif kind == "eps":
             module.eps = float(args)
         else:

@@ -1,26 +1,10 @@
-"""Torch modules that reproduce TensorFlow 'SAME' padding exactly.
+"""Torch modules that reproduce TensorFlow 'SAME' padding exactly: the run-time helpers.
 
-Which module to use (the ``make_*`` factories below decide, from ``same.py``'s plan):
-
-==========================  ===============================  ======================================
-op                          input size known                 input size unknown (dynamic)
-==========================  ===============================  ======================================
-conv (incl. ``groups=``)    the op's ``padding=`` if         ``SamePad`` before the op
-                            symmetric, else ``ZeroPadNd``
-                            before it
-max pool                    ``MaxPoolNd(padding=p)`` if      ``SamePool(mode="max")``
-                            symmetric, else ``SamePool(
-                            mode="max", pad=...)``
-avg pool                    ``AvgPoolNd(padding=p,           ``SamePool(mode="avg")``
-                            count_include_pad=False)`` if
-                            symmetric, else ``SamePool(
-                            mode="avg", pad=...)``
-conv transpose              the op's ``padding`` / ``output_padding``, then ``Crop`` when TF cuts
-                            the extra pixel at the end (never size-dependent for out = in * stride)
-==========================  ===============================  ======================================
-
-"Unknown" only matters for strided ops: at stride 1 (or a 1-wide kernel) SAME padding is the same
-for every size, so those are planned statically even without a size.
+Which module an op gets is not decided here: ``same.plan_same`` decides and ``same_torch`` spells the
+plan (its table lists every case); generated model files and patched user models both build from that.
+``SamePad`` / ``SamePool`` compute the padding from the input at run time (size unknown when converting);
+``SamePool(pad=...)`` is also the static asymmetric average pool (its divisor counts real elements only);
+``Crop`` trims a transposed conv's output.
 
 None of these modules has parameters or buffers, so adding them leaves a model's ``state_dict``
 keys unchanged. All pass ``torch.export.export`` with static and with dynamic spatial sizes.
@@ -46,19 +30,12 @@ classes' own source, via ``inspect.getsource``). The pad arithmetic is written o
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from tf2torch.errors import UsageError
-from tf2torch.rewrite.same import (
-    _ndim_of,
-    _per_dim,
-    tf_same_conv_padding,
-    tf_same_transpose_padding,
-)
 
 #: Import lines the inlined classes need, in the order to emit them.
 INLINE_IMPORTS = ("import torch", "import torch.nn.functional as F", "from torch import nn")
@@ -98,7 +75,8 @@ class SamePool(nn.Module):
     """TF 'SAME' max or average pooling, 1-D to 3-D (input ``(N, C, *spatial)``).
 
     ``mode="max"`` pads with -inf. ``mode="avg"`` divides each window's sum by its count of *real*
-    input elements, as TF does (torch's ``count_include_pad`` only covers symmetric padding).
+    input elements, as TF does (torch's ``count_include_pad=False`` does that only for the symmetric
+    padding torch itself adds, not for an explicit pad: see ``same.SamePlan``).
     ``pad`` (``F.pad`` order, last dim first) fixes the padding for a known input size; ``None``
     computes it from the input at run time.
     """
@@ -172,92 +150,3 @@ def inline_source(*names: str) -> str:
     if unknown:
         raise UsageError(f"no inlinable class named {unknown}; choose from {list(INLINE_CLASSES)}")
     return "\n\n".join(inspect.getsource(globals()[name]) for name in (names or INLINE_CLASSES))
-
-
-# --- factories: pick the module for one op from same.py's plan ------------------------------------
-
-_ZERO_PAD = {1: nn.ZeroPad1d, 2: nn.ZeroPad2d, 3: nn.ZeroPad3d}
-_MAX_POOL = {1: nn.MaxPool1d, 2: nn.MaxPool2d, 3: nn.MaxPool3d}
-_AVG_POOL = {1: nn.AvgPool1d, 2: nn.AvgPool2d, 3: nn.AvgPool3d}
-
-
-def _ndim(kernel: Sequence[int]) -> int:
-    n = _ndim_of(kernel)
-    if n not in _ZERO_PAD:
-        raise UsageError(
-            f"kernel must have 1, 2 or 3 spatial dims, found {tuple(kernel)!r}; "
-            f"torch has no {n}-D pad or pool"
-        )
-    return n
-
-
-def make_conv_pad(
-    in_size: object, kernel: Sequence[int], stride: object, dilation: object = 1
-) -> nn.Module | None:
-    """Module to run before a conv (any ``groups=``) built with ``padding=0``, or ``None``.
-
-    ``None`` means the padding folds into the op: build it with
-    ``padding=tf_same_conv_padding(in_size, kernel, stride, dilation).padding``.
-
-    Args:
-        in_size: spatial input size (H, W, ...), ``None`` or with ``None`` entries if unknown.
-        kernel: kernel size per spatial dim; stride, dilation: int or per dim.
-
-    Example:
-        >>> make_conv_pad((10, 10), (3, 3), 2)
-        ZeroPad2d((0, 1, 0, 1))
-        >>> make_conv_pad(None, (3, 3), 2)
-        SamePad(kernel_size=(3, 3), stride=(2, 2), dilation=(1, 1))
-    """
-    n = _ndim(kernel)
-    plan = tf_same_conv_padding(in_size, kernel, stride, dilation)
-    if plan.dynamic:
-        return SamePad(kernel, _per_dim(stride, n, "stride"), _per_dim(dilation, n, "dilation"))
-    if plan.pad is None:
-        return None
-    return _ZERO_PAD[n](plan.pad)
-
-
-def make_max_pool_same(in_size: object, kernel: Sequence[int], stride: object) -> nn.Module:
-    """A complete TF 'SAME' max pool (no parameters, so it can replace a model's pool module).
-
-    Example:
-        >>> make_max_pool_same((9, 9), (3, 3), 2)
-        MaxPool2d(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=1, ceil_mode=False)
-    """
-    n = _ndim(kernel)
-    strides = _per_dim(stride, n, "stride")
-    plan = tf_same_conv_padding(in_size, kernel, strides)
-    if plan.dynamic or plan.pad is not None:
-        return SamePool(kernel, strides, "max", pad=plan.pad)
-    return _MAX_POOL[n](kernel, strides, padding=plan.padding)  # torch's own padding is -inf here, as TF
-
-
-def make_avg_pool_same(in_size: object, kernel: Sequence[int], stride: object) -> nn.Module:
-    """A complete TF 'SAME' average pool: divisor = count of real elements in each window.
-
-    Example:
-        >>> make_avg_pool_same((10, 10), (3, 3), 2)
-        SamePool(kernel_size=(3, 3), stride=(2, 2), mode='avg', pad=(0, 1, 0, 1))
-    """
-    n = _ndim(kernel)
-    strides = _per_dim(stride, n, "stride")
-    plan = tf_same_conv_padding(in_size, kernel, strides)
-    if plan.dynamic or plan.pad is not None:
-        return SamePool(kernel, strides, "avg", pad=plan.pad)
-    # symmetric: count_include_pad=False makes torch divide by the real count, as TF does
-    return _AVG_POOL[n](kernel, strides, padding=plan.padding, count_include_pad=False)
-
-
-def make_transpose_crop(
-    kernel: Sequence[int],
-    stride: object,
-    dilation: object = 1,
-    in_size: object = None,
-    out_size: object = None,
-) -> nn.Module | None:
-    """``Crop`` to run after a ConvTransposeNd, or ``None``; set the op's ``padding`` and
-    ``output_padding`` from ``tf_same_transpose_padding`` (same arguments)."""
-    _ndim(kernel)
-    plan = tf_same_transpose_padding(kernel, stride, dilation, in_size, out_size)
-    return None if plan.crop is None else Crop(plan.crop)

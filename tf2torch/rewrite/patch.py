@@ -1,15 +1,13 @@
 """Patch a user's PyTorch model so it computes what TensorFlow computed: 'SAME' padding and BN epsilon.
 
-Which modules need it comes from ``sources``; here the rewrites are planned (static pads when the input
-size is known from ``--input-shape``, else run-time padding) and the patched ``model.py`` is rendered.
+Which modules need it comes from ``sources``, the rewrites from ``patch_same`` (static pads when the input
+size is known from ``--input-shape``, else run-time padding); here the patched ``model.py`` is rendered.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,76 +18,12 @@ from ..map.plan import onto_model
 from ..map.rules import Rules
 from ..map.target import build_user_model, parse_model_ref, target_params
 from . import apply as apply_module
-from .apply import apply_rewrites
 from .flatten import flatten_layouts
-from .same import tf_same_conv_padding, torch_pad_order
-from .sources import norm_epsilons, per_dim, same_modules, window_kind
+from .patch_same import Rewrite, plan_rewrites
+from .sources import norm_epsilons, same_modules, window_kind
 from .ties import Ties, source_ops, tie
 from .trace import probe_shape, run_traced
 from .usage import mark_harmless
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    kind: str
-    path: str
-    args: Any
-    why: str
-
-
-def plan_rewrites(model: Any, same: dict[str, str], input_shape: tuple[int, ...] | None,
-                  eps: dict[str, tuple[float, str]]) -> list[Rewrite]:
-    """Padding rewrites for the SAME modules (static where the size is known or does not matter),
-    then the epsilon rewrites, each with the evidence it rests on."""
-    dynamic = []
-    for path in sorted(same):
-        module = model.get_submodule(path)
-        kind = window_kind(module)
-        if not kind:
-            raise UsageError(f"{path}: marked TF 'SAME' but it is not a conv or pool module")
-        n = int(kind[-2])
-        k, s = per_dim(module.kernel_size, n), per_dim(module.stride or module.kernel_size, n)
-        d = per_dim(getattr(module, "dilation", 1), n)
-        if kind.startswith(("AvgPool", "MaxPool")):
-            mode = "avg" if kind.startswith("AvgPool") else "max"
-            dynamic.append(Rewrite("pool", path, (mode, k, s, None), same[path]))
-        else:
-            dynamic.append(Rewrite("dynamic", path, (k, s, d), same[path]))
-    sizes: dict[str, tuple[int, ...]] = {}
-    if input_shape is not None and dynamic:
-        probe = copy.deepcopy(model)  # probe on a copy: the user's model object stays as built
-        apply_rewrites(probe, [(r.kind, r.path, r.args) for r in dynamic])
-        trace = run_traced(probe, input_shape)
-        if isinstance(trace, str):
-            raise UsageError(f"--input-shape {list(input_shape)}: the model with TF padding failed: {trace}")
-        sizes = {r.path: trace.in_shapes[r.path][-len(r.args[1]):] for r in dynamic if trace.ran(r.path)}
-    rewrites = [_static(r, sizes.get(r.path), input_shape is not None) for r in dynamic]
-    # a port that already pads as TF does needs no rewrite (stride 1, odd kernel: k // 2 each side)
-    rewrites = [r for r in rewrites if not (r.kind == "padding" and per_dim(
-        model.get_submodule(r.path).padding, len(r.args)) == tuple(r.args))]
-    for path, (value, why) in sorted(eps.items()):
-        old = float(model.get_submodule(path).eps)
-        rewrites.append(Rewrite("eps", path, value, f"epsilon {value:g} (the model had {old:g}); {why}"))
-    return rewrites
-
-
-def _static(r: Rewrite, size: tuple[int, ...] | None, sized: bool) -> Rewrite:
-    """Turn a dynamic rewrite into its static form for a known input size, or for any size where the
-    padding does not depend on it (stride 1); else keep it dynamic."""
-    mode = r.args[0] if r.kind == "pool" else "conv"
-    kernel, stride, dilation = (r.args[1], r.args[2], (1,) * len(r.args[1])) if r.kind == "pool" else r.args
-    plan = tf_same_conv_padding(size, kernel, stride, dilation)
-    if plan.dynamic:  # no size, and it matters
-        note = "; not reached with --input-shape, padding at run time" if sized else ""
-        return Rewrite(r.kind, r.path, r.args, r.why + note)
-    where = f"input {'x'.join(map(str, size))}" if size is not None else "any input size"
-    if mode == "avg":  # TF's divisor counts only real elements: SamePool, even when symmetric
-        pad = plan.pad if plan.pad is not None else torch_pad_order(tuple((p, p) for p in plan.padding))
-        return Rewrite("pool", r.path, ("avg", kernel, stride, pad), f"{r.why}; {where}: exact average pool, pad {pad}")
-    if plan.pad is None:
-        return Rewrite("padding", r.path, plan.padding, f"{r.why}; {where}: symmetric padding {plan.padding}")
-    value = float("-inf") if mode == "max" else 0.0
-    return Rewrite("pad", r.path, (plan.pad, value), f"{r.why}; {where}: asymmetric pad {plan.pad} (F.pad order)")
 
 
 def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, input_shape, tf_padding,
@@ -158,7 +92,7 @@ def _untied_pools(model: Any, ties: Ties, overrides: dict[str, str], failure: st
 def _report_rewrites(report: Report, rewrites: list[Rewrite], spec, tf_padding) -> None:
     for r in rewrites:
         report.rewrites.append({"module": r.path, "kind": r.kind, "args": _jsonable(r.args), "what": r.why})
-    if any(r.kind == "dynamic" or (r.kind == "pool" and r.args[3] is None) for r in rewrites):
+    if any(r.dynamic for r in rewrites):
         report.notes.append("some SAME padding is computed at run time (no --input-shape given, or not reached)")
     if not spec.ops and spec.graph is None and tf_padding != "same":
         report.notes.append("no TF graph (.meta) or Keras config and no --tf-padding: no padding rewrites were made")

@@ -12,14 +12,15 @@ Per spatial dimension, with ``d`` the dilation and ``k_eff = (k - 1) * d + 1``::
     after  = total - before
 
 Pair order is the layer's spatial order (H, W); ``torch_pad_order`` converts to ``F.pad``'s order
-(last dimension first). Torch modules using these numbers live in ``tf2torch.rewrite.modules``.
+(last dimension first). ``plan_same`` is the one SAME decision for convs and pools; ``same_torch``
+spells a plan as torch modules (by name), ``modules`` holds the run-time helpers.
 
 Example:
     >>> same_padding(10, 3, 2)
     (0, 1)
-    >>> plan = tf_same_conv_padding((10, 10), (3, 3), 2)
-    >>> plan.padding, plan.pad
-    ((0, 0), (0, 1, 0, 1))
+    >>> plan = plan_same((10, 10), (3, 3), 2)
+    >>> plan.form, plan.pad
+    ('pad', (0, 1, 0, 1))
 """
 
 from __future__ import annotations
@@ -114,124 +115,79 @@ def torch_pad_order(pairs: Pairs) -> tuple[int, ...]:
     return tuple(amount for pair in reversed(pairs) for amount in pair)
 
 
-@dataclass(frozen=True)
-class ConvPadding:
-    """How to reproduce TF 'SAME' for one conv or pool op in PyTorch.
+KINDS = ("conv", "max", "avg")
 
-    Exactly one of three shapes:
-      * folded:  ``pad is None and not dynamic`` -- set the op's ``padding=padding``;
-      * static:  ``pad`` is set -- apply ``F.pad(x, pad)`` (or ``nn.ZeroPadNd(pad)``), op ``padding=0``;
-      * dynamic: the padding depends on an input size not known now -- use ``modules.SamePad``
-        before a conv, ``modules.SamePool`` for a pool.
+
+@dataclass(frozen=True)
+class SamePlan:
+    """How one TF 'SAME' conv / max pool / avg pool is reproduced in PyTorch: the one decision every
+    consumer (generated code, patched user models, the run-time modules) translates, never re-makes.
+
+    ``form`` is one of:
+      * ``"folded"``:  symmetric, so it goes into the op's own ``padding=padding``;
+      * ``"pad"``:     asymmetric (TF's extra pixel at the end): ``F.pad(x, pad, value=pad_value)``
+        before an op with ``padding=0`` -- for an avg pool, with the count-excluding division;
+      * ``"dynamic"``: the padding depends on an input size not known now: computed at run time.
+
+    ``exclude_pad`` (avg pools only): divide each window by its count of *real* elements, as TF's
+    AvgPool does. For ``"folded"`` that is torch's ``count_include_pad=False``: torch then divides by
+    ``(h_end - h_start) * ...`` with the window clipped to the input, which is TF's count whenever the
+    padding is symmetric (and SAME's symmetric ``p = total / 2 <= (k - 1) / 2`` is always within
+    torch's "at most half the kernel" limit). It cannot serve ``"pad"``: torch's padding is symmetric,
+    so the extra pixel must be an explicit pad, and torch's count then includes it (SamePool counts).
+
+    ``sized``: static padding was planned for this input size and another size would pad differently
+    (a stride > 1 with a kernel wider than 1), so the model must refuse other sizes (the size guard).
     """
 
-    padding: tuple[int, ...]
-    pad: tuple[int, ...] | None
-    dynamic: bool
+    kind: str  # "conv", "max" or "avg"
+    form: str  # "folded", "pad" or "dynamic"
+    padding: tuple[int, ...]  # the op's own symmetric padding= ("folded"; zeros otherwise)
+    pad: tuple[int, ...] | None  # F.pad order, last dim first ("pad" only)
+    pad_value: float  # what the padding holds: 0 for convs and avg pools, -inf for max pools (TF's)
+    exclude_pad: bool  # avg pool: the divisor is the count of real elements
+    sized: bool  # needs the input-size guard
+
+    @property
+    def dynamic(self) -> bool:
+        return self.form == "dynamic"
 
 
-def tf_same_conv_padding(
-    in_size: object, kernel: Sequence[int], stride: object, dilation: object = 1
-) -> ConvPadding:
-    """Plan TF 'SAME' padding for a conv/pool whose spatial input size may be unknown.
+def plan_same(in_size: object, kernel: Sequence[int], stride: object, dilation: object = 1,
+              kind: str = "conv") -> SamePlan:
+    """Plan TF 'SAME' for a conv (``kind="conv"``) or a max / avg pool whose input size may be unknown.
 
     Args:
         in_size: spatial sizes (H, W, ...) or ``None``; single entries may be ``None`` (unknown).
         kernel: kernel size per spatial dim (its length sets the number of dims).
-        stride, dilation: int or one per spatial dim.
+        stride, dilation: int or one per spatial dim (pools: dilation 1).
+        kind: "conv", "max" or "avg".
 
-    Returns:
-        A ``ConvPadding``. A dim whose size is unknown but whose padding is size-independent
-        (stride 1, or a 1-wide kernel) is still planned statically.
+    A dim whose size is unknown but whose padding is size-independent (stride 1, or a 1-wide kernel)
+    is still planned statically, and needs no guard.
 
     Example:
-        >>> tf_same_conv_padding(None, (3, 3), 1)
-        ConvPadding(padding=(1, 1), pad=None, dynamic=False)
+        >>> plan_same(None, (3, 3), 1).padding
+        (1, 1)
+        >>> p = plan_same((10, 10), (3, 3), 2, kind="max")
+        >>> p.form, p.pad, p.pad_value, p.sized
+        ('pad', (0, 1, 0, 1), -inf, True)
     """
+    if kind not in KINDS:
+        raise UsageError(f"kind must be one of {KINDS}, found {kind!r}")
     n = _ndim_of(kernel)
     ks, ss, ds = _window(kernel, stride, dilation, n)
     sizes = _per_dim(in_size, n, "in_size", allow_none=True) if in_size is not None else (None,) * n
+    value = float("-inf") if kind == "max" else 0.0  # TF pads a max pool with -inf: padding never wins
+    common = {"kind": kind, "pad_value": value, "exclude_pad": kind == "avg"}
+    zeros = (0,) * n
     pairs = []
     for size, k, s, d in zip(sizes, ks, ss, ds):
         if size is None and not size_independent(k, s, d):
-            return ConvPadding(padding=(0,) * n, pad=None, dynamic=True)
+            return SamePlan(form="dynamic", padding=zeros, pad=None, sized=False, **common)
         pairs.append(same_padding(size if size is not None else 1, k, s, d))
+    sized = not all(size_independent(k, s, d) for k, s, d in zip(ks, ss, ds))
     folded = fold_symmetric(tuple(pairs))
     if folded is not None:
-        return ConvPadding(padding=folded, pad=None, dynamic=False)
-    return ConvPadding(padding=(0,) * n, pad=torch_pad_order(tuple(pairs)), dynamic=False)
-
-
-@dataclass(frozen=True)
-class TransposePadding:
-    """Settings for ``nn.ConvTransposeNd`` to give TF's 'SAME' transposed-conv output.
-
-    ``padding`` and ``output_padding`` go to the op; ``crop`` (``F.pad`` order, last dim first) is
-    removed from the op's output afterwards, or ``None`` when nothing needs cropping.
-    """
-
-    padding: tuple[int, ...]
-    output_padding: tuple[int, ...]
-    crop: tuple[int, ...] | None
-
-
-def transpose_same_padding(
-    kernel: int, stride: int, dilation: int = 1, in_size: int | None = None, out_size: int | None = None
-) -> tuple[int, int, int]:
-    """One dim of TF's SAME transposed conv: ``(padding, output_padding, crop_after)`` for PyTorch.
-
-    TF's transposed conv is the adjoint of a SAME conv from ``out_size`` (default ``in_size * stride``)
-    down to ``in_size``: the full PyTorch output of length ``L = (in - 1) * s + k_eff`` is cut to
-    ``[before, before + out_size)`` where ``before`` is that forward conv's SAME ``before``. PyTorch
-    cuts ``padding`` from both ends and then adds ``output_padding`` back at the end, so an odd
-    total (TF cuts one more at the end) needs one explicit crop.
-    """
-    kernel, stride = _positive_int(kernel, "kernel"), _positive_int(stride, "stride")
-    dilation = _positive_int(dilation, "dilation")
-    k_eff = (kernel - 1) * dilation + 1
-    if out_size is None:
-        # With out = in * s the forward conv's total is max(k_eff - s, 0) for every in: take in = 1.
-        before, _ = same_padding(stride, kernel, stride, dilation)
-        extra = stride - k_eff + 2 * before  # = out - L + 2 * before
-    else:
-        if in_size is None:
-            raise UsageError("transposed SAME with an explicit out_size also needs in_size; pass both")
-        in_size, out_size = _positive_int(in_size, "in_size"), _positive_int(out_size, "out_size")
-        if same_output_size(out_size, stride) != in_size:
-            raise UsageError(
-                f"out_size must satisfy ceil(out_size / stride) == in_size for a SAME transposed conv, "
-                f"found out_size {out_size} for in_size {in_size} at stride {stride} (TF rejects it too); "
-                f"pass an out_size in ({(in_size - 1) * stride}, {in_size * stride}]"
-            )
-        before, _ = same_padding(out_size, kernel, stride, dilation)
-        full = (in_size - 1) * stride + k_eff
-        extra = out_size - full + 2 * before
-    if extra >= 0:  # 0 <= extra < stride: PyTorch's output_padding (zeros + bias at the end, as TF)
-        return before, extra, 0
-    return before, 0, -extra  # TF cuts the extra pixel at the end: crop it after the op
-
-
-def tf_same_transpose_padding(
-    kernel: Sequence[int],
-    stride: object,
-    dilation: object = 1,
-    in_size: object = None,
-    out_size: object = None,
-) -> TransposePadding:
-    """Plan a TF 'SAME' ``conv*_transpose`` in PyTorch (``out = in * stride`` unless ``out_size``).
-
-    Example:
-        >>> tf_same_transpose_padding((3, 3), 2)  # not padding=1, output_padding=1: that shifts by one
-        TransposePadding(padding=(0, 0), output_padding=(0, 0), crop=(0, 1, 0, 1))
-    """
-    n = _ndim_of(kernel)
-    ks, ss, ds = _window(kernel, stride, dilation, n)
-    ins = _per_dim(in_size, n, "in_size", allow_none=True) if in_size is not None else (None,) * n
-    outs = _per_dim(out_size, n, "out_size", allow_none=True) if out_size is not None else (None,) * n
-    dims = [transpose_same_padding(k, s, d, i, o) for k, s, d, i, o in zip(ks, ss, ds, ins, outs)]
-    crop_pairs = tuple((0, crop) for _, _, crop in dims)
-    return TransposePadding(
-        padding=tuple(p for p, _, _ in dims),
-        output_padding=tuple(op for _, op, _ in dims),
-        crop=torch_pad_order(crop_pairs) if any(c for _, c in crop_pairs) else None,
-    )
+        return SamePlan(form="folded", padding=folded, pad=None, sized=sized, **common)
+    return SamePlan(form="pad", padding=zeros, pad=torch_pad_order(tuple(pairs)), sized=sized, **common)

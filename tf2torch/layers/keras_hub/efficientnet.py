@@ -37,6 +37,7 @@ class _Block:
             raise ctx.unsupported("the number of input channels is unknown")
         self.shape: tuple[int | None, ...] = ctx.x.shape
         self.notes: list[str] = [f"BatchNorm epsilon {self.eps:g} carried over"]
+        self.sized = False  # a TF 'SAME' pad planned for the input size: the model checks that size
 
     def conv_bn(self, conv: str, bn: str, filters: int, kernel: int, stride: int = 1, depthwise: bool = False,
                 same: bool = False) -> Any:
@@ -45,8 +46,9 @@ class _Block:
         stride 2; returns the helper's ``padding`` for it)."""
         padding: Any = None
         if same:  # the depthwise conv sees the block's input size (a 1x1 conv or nothing before it)
-            plan = window_plan(self.ctx, (kernel, kernel), (stride, stride), (1, 1), "same", "conv")
+            plan = window_plan(self.ctx, (kernel, kernel), (stride, stride), (1, 1), "same")
             self.notes += plan.notes
+            self.sized = self.sized or plan.sized
             if "SamePad" in plan.helpers:
                 padding = None  # the input size is unknown: the helper computes TF's padding at run time
             elif plan.ops:
@@ -88,7 +90,7 @@ class _Block:
         module = Module(cls, (*args, self.eps, round(1 - self.momentum, 10)))
         helpers = ("keras_hub_activation", "KerasHubEfficientNetSE", cls)
         return Converted((Op("{m}({x})", module),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
-                         helpers=helpers, notes=tuple(self.notes))
+                         helpers=helpers, notes=tuple(self.notes), sized=self.sized)
 
 
 def _has_se(ctx: Ctx) -> bool:
