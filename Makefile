@@ -1,4 +1,5 @@
 # Two commands on a fresh machine: `make demo` (convert a shipped fixture) and `make test`.
+# While editing, `make test-fast` (no TensorFlow, ~2 min on 2 cores); CI (.ci/run) runs `make lint` then `make test`.
 # Each creates .venv and installs what it needs (the tf, dev and test extras). Torch: the CPU wheel is installed first, so the
 # range declared in pyproject.toml is already met and pip never fetches a multi-GB CUDA build.
 
@@ -24,6 +25,16 @@ install: $(STAMP)
 test: $(STAMP)
 	TF2TORCH_REQUIRE_TF=1 $(PY) -m pytest -q -p no:cacheprovider
 
+# The quick lane while editing: no TensorFlow in the process. TF2TORCH_FAST=1 makes tests/conftest.py block
+# tensorflow, keras, tf_keras, transformers, keras_hub and tf_slim before collection, deselect the tests marked `tf`
+# and turn require_tf/require_keras/require_package into skips (never failures) in this lane only; the session fails
+# if one of those packages was imported anyway. Everything else runs. `make test` is unchanged and still the gate.
+# OMP_NUM_THREADS=1: the tensors are tiny, and a second torch thread on a busy 2-core machine only spins (the export
+# tests took 35 s instead of 15 s). -rfE lists failures and errors only, not the fast lane's expected skips.
+test-fast: $(STAMP)
+	TF2TORCH_FAST=1 OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider -rfE
+
+# CI runs this too, before the tests (see .ci/run): any ruff finding fails CI.
 lint: $(STAMP)
 	$(PY) -m ruff check tf2torch tests fixtures benchmarks
 

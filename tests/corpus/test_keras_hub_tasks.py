@@ -232,9 +232,9 @@ def test_a_task_around_a_backbone_tf2torch_does_not_build_is_refused_by_name(tas
 
 def test_a_masked_lm_head_outside_a_masked_lm_task_is_refused(tmp_path):
     """A MaskedLMHead in a plain Functional model holds its own output kernel (or embedding): not converted."""
+    hub = keras_hub()  # require_package first: skips (or fails under TF2TORCH_REQUIRE_TF=1) without keras-hub
     import keras
 
-    hub = keras_hub()
     x, positions = keras.Input((7, 8)), keras.Input((3,), dtype="int32")
     path = tmp_path / "head.keras"
     keras.Model([x, positions], hub.layers.MaskedLMHead(vocabulary_size=50)(x, positions)).save(path)
