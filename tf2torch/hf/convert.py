@@ -6,6 +6,7 @@ checked, then everything is planned (no tensor read), the contract checked, and 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,19 +16,22 @@ from typing import Any
 from .. import __version__, dtypes
 from ..errors import MappingError, OutputError, UsageError
 from ..map.account import Entry, Report
+from ..map.match import TargetParam
 from ..map.plan import onto_model
 from ..map.target import target_params
 from ..readers.jsonsafe import load_json
 from ..write.plan import TensorPlan
-from . import CONFIG, repo, target
-from .write import MAX_SHARD_SIZE, write_repo
+from . import CONFIG, repo, target, write
 
 
 def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: str | None = None,
                  dtype: str | None = None, force: bool = False, dry_run: bool = False,
-                 report_path: str | Path | None = None, max_shard_size: int = MAX_SHARD_SIZE,
+                 report_path: str | Path | None = None, max_shard_size: int | None = None,
                  progress: Callable[[TensorPlan, int], None] | None = None) -> Any:
-    """Convert the repository ``source`` into ``out_dir``; returns an ``api.Conversion``."""
+    """Convert the repository ``source`` into ``out_dir``; returns an ``api.Conversion``.
+
+    ``max_shard_size``: bytes per ``model-0000i-of-0000N.safetensors`` (default ``write.MAX_SHARD_SIZE``,
+    read at call time so that tests can lower it)."""
     from ..api import Conversion
 
     root = Path(source)
@@ -47,11 +51,11 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     cls = target.model_class(transformers, target.class_name(config, hf_class, root / CONFIG), root / CONFIG)
     spec = _read(found)
     model = target.build(cls, root)
-    targets = target_params(model)
+    targets, tied = _untie(model, target_params(model))
     out_dtype = dtypes.by_name(dtype) if dtype else None
-    plans, report = onto_model(spec, targets, dtype=out_dtype)
+    plans, report = onto_model(spec, targets, dtype=out_dtype, aliases=_aliases(spec))
     report.mode = f"hugging-face {cls.__name__}"
-    plans = _settle_ties(model, plans, report)
+    _tied_entries(report, tied)
     _allow_ignored(model, report)
     problems = report.problems(strict=False)
     if problems:
@@ -75,8 +79,8 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     line = (f"Converted to PyTorch ({cls.__name__}, model.safetensors) from the TensorFlow weights "
             f"({found.weights_label}, {original[0]}) by tf2torch {__version__}.")
     assert out is not None
-    conversion.files = write_repo(out, found, plans, report, config_out, line, force=force,
-                                  max_shard_size=max_shard_size, progress=progress)
+    conversion.files = write.write_repo(out, found, plans, report, config_out, line, force=force,
+                                        max_shard_size=max_shard_size or write.MAX_SHARD_SIZE, progress=progress)
     return conversion
 
 
@@ -90,41 +94,32 @@ def _read(found: repo.Repo) -> Any:
     return read_shards(found.index, found.weights)
 
 
-def _settle_ties(model: Any, plans: list[TensorPlan], report: Report) -> list[TensorPlan]:
-    """One key per tied group is written, the one transformers ties the others to (not in its
-    ``_tied_weights_keys``): save_pretrained drops the others and from_pretrained re-ties them."""
-    import numpy as np
+def _aliases(spec: Any) -> dict[str, str]:
+    """Names to match by: transformers' TF classes name a scope ``A___B`` where the PyTorch module is ``B``
+    (``mlm___cls`` for BERT's ``cls`` head: its TF->PT loader replaces "/A___B/" by "/B/"); bounded as
+    there, against pathological names."""
+    return {v.name: re.sub(r"(^|/)[^/]*___([^/]*)(?=/)", r"\1\2", v.name) for v in spec.variables
+            if "___" in v.name and v.name.count("___") <= 10 and len(v.name) <= 2048}
 
-    by_key = {p.key: p for p in plans}
+
+def _untie(model: Any, targets: list[TargetParam]) -> tuple[list[TargetParam], dict[str, TargetParam]]:
+    """The targets to match, without the keys that are another key's tensor (tied embeddings, LM heads,
+    a masked-LM decoder bias): one key per tied group is filled, the one transformers ties the others to
+    (not in its ``_tied_weights_keys``), as save_pretrained writes it; from_pretrained re-ties the rest.
+    Left in, two keys of one tensor would make the matcher's choice between them ambiguous."""
     tied = target.tied_targets(model)
+    by_key = {t.key: t for t in targets}
+    dropped: dict[str, TargetParam] = {}
     for group in target.tie_groups(model):
-        have = [k for k in group if k in by_key]
-        if not have:
-            continue  # nothing fills the group: its keys stay missing, and the contract fails
         keep = next((k for k in group if not target.matches_any(k, tied)), group[0])
-        first = by_key[have[0]].produce()
-        for other in have[1:]:
-            if not np.array_equal(first, by_key[other].produce()):
-                report.failures.append(f"{have[0]!r} and {other!r} are one tensor in {type(model).__name__} (tied), "
-                                       "but the TF weights differ; set \"tie_word_embeddings\": false in config.json")
-        entry = next(e for e in report.entries if e.status == "mapped" and e.key == have[0])
-        report.entries.remove(entry)
-        report.add(replace(entry, key=keep, reason=entry.reason + (f"; written as {keep!r}, the key its tied "
-                                                                   f"group is saved under" if keep != have[0] else "")))
-        plan = by_key.pop(have[0])
-        by_key[keep] = replace(plan, key=keep)
-        for key in group:
-            if key == keep:
-                continue
-            for e in [e for e in report.entries if e.key == key and e.status in ("mapped", "missing")]:
-                report.entries.remove(e)
-                if e.status == "mapped":
-                    by_key.pop(key, None)
-                    report.add(Entry("skipped", source=e.source, shape=e.shape, dtype=e.dtype,
-                                     reason=f"the same tensor as {keep!r} (tied), which is written"))
-            report.add(Entry("missing", key=key, out_shape=by_key[keep].shape, reason="tied",
-                             allowed=f"the same tensor as {keep!r}; transformers re-ties it on load"))
-    return list(by_key.values())
+        dropped |= {k: by_key[keep] for k in group if k != keep}
+    return [t for t in targets if t.key not in dropped], dropped
+
+
+def _tied_entries(report: Report, dropped: dict[str, TargetParam]) -> None:
+    for key, keep in sorted(dropped.items()):
+        report.add(Entry("missing", key=key, out_shape=keep.shape, reason="tied",
+                         allowed=f"the same tensor as {keep.key!r}; transformers re-ties it on load"))
 
 
 def _allow_ignored(model: Any, report: Report) -> None:

@@ -26,8 +26,9 @@ def import_transformers() -> ModuleType:
     """transformers, imported with its TensorFlow integration off: 4.x imports TF at import when it is
     installed, and conversion must never import TensorFlow. USE_TF is read once, at transformers' import;
     the caller's environment is restored after it."""
-    if "transformers" in sys.modules:
-        return sys.modules["transformers"]
+    loaded = sys.modules.get("transformers")
+    if loaded is not None:
+        return loaded
     saved = {name: os.environ.get(name) for name in ("USE_TF", "USE_FLAX")}
     os.environ.update(USE_TF="0", USE_FLAX="0")
     try:
