@@ -44,9 +44,9 @@ def scan(root: Path) -> Repo:
     pickles = [f for f in files if _is_pickle(root / f)]
     if pickles:
         raise UnsupportedError(
-            f"{root / pickles[0]}: a pickle file (PyTorch's torch.save format); tf2torch never loads pickles "
-            "(loading one can run arbitrary code) and would not ship it in the output; move it out of the "
-            "repository and convert again (the converted model.safetensors replaces it)")
+            f"{root / pickles[0]}: a pickle file (torch.save's format or a bare pickle); tf2torch never loads "
+            "pickles (loading one can run arbitrary code) nor ships them in its output; move it out of the "
+            "repository and convert again (OUT's model.safetensors holds the weights)")
     clash = [f for f in files if f.name in OWN_NAMES or _is_output_shard(f.name)]
     if clash:
         raise UnsupportedError(f"{root / clash[0]}: the output writes a file of this name itself; move it out "
