@@ -111,3 +111,15 @@ def test_hf_class_overrides_the_config(tf_repo, tmp_path):
     result = run_cli("convert", built.repo, "-o", tmp_path / "ok", "--hf-class", "TFBertForSequenceClassification",
                      "-q")
     assert result.exit_code == 0, result.output  # a TF class name is read as its PyTorch twin
+
+
+@pytest.mark.tf
+def test_conversion_imports_no_tensorflow(tf_repo, tmp_path):
+    """The console script, in a fresh interpreter: transformers 4.x would import TensorFlow at its own
+    import when it is installed; the mode turns that off."""
+    from tests.test_lazy_imports import loaded_modules
+
+    result = loaded_modules(["convert", str(tf_repo("gpt2-lm").repo), "-o", str(tmp_path / "out"), "-q"])
+    assert result["code"] == 0, result
+    assert "torch" in result["loaded"] and not {"tensorflow", "keras", "tf_keras"} & set(result["loaded"]), result
+    assert (tmp_path / "out" / "model.safetensors").is_file()
