@@ -123,3 +123,37 @@ def test_conversion_imports_no_tensorflow(tf_repo, tmp_path):
     assert result["code"] == 0, result
     assert "torch" in result["loaded"] and not {"tensorflow", "keras", "tf_keras"} & set(result["loaded"]), result
     assert (tmp_path / "out" / "model.safetensors").is_file()
+
+
+@pytest.mark.tf
+def test_other_files_copied_and_card_appended(tf_repo, tmp_path):
+    """Tokenizer files (in sub-folders too) are copied byte for byte; the card keeps its bytes and gains
+    one line; --dtype casts the weights and the config records it."""
+    from tests.hf.conftest import copy_repo
+
+    repo = copy_repo(tf_repo("vit-imgcls"), tmp_path)
+    card = b"---\nlicense: apache-2.0\n---\n# A model\n\ncaf\xc3\xa9"  # no final newline
+    (repo / "README.md").write_bytes(card)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "vocab.txt").write_bytes(b"[PAD]\n[UNK]\n")
+    (repo / "preprocessor_config.json").write_text('{"do_resize": true}')
+    out = tmp_path / "out"
+    assert run_cli("convert", repo, "-o", out, "--dtype", "float16", "-q").exit_code == 0
+    assert (out / "sub" / "vocab.txt").read_bytes() == b"[PAD]\n[UNK]\n"
+    assert (out / "preprocessor_config.json").read_text() == '{"do_resize": true}'
+    text = (out / "README.md").read_bytes()
+    assert text.startswith(card + b"\n\n") and text.count(b"\n") == card.count(b"\n") + 3  # its last line ended, a blank, ours
+    assert json.loads((out / "config.json").read_text())["dtype"] == "float16"
+    with safe_open(str(out / "model.safetensors"), "pt") as f:
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
+
+
+def test_target_is_built_on_the_meta_device(tf_repo):
+    """No storage and no initialisation: the class serves its keys and shapes only."""
+    from tests.corpus.conftest import require_transformers
+    from tf2torch.hf import target
+
+    transformers = require_transformers()
+    model = target.build(transformers.GPT2LMHeadModel, tf_repo("gpt2-lm").repo)
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+    assert target.tie_groups(model) == [["transformer.wte.weight", "lm_head.weight"]]
