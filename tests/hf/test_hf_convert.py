@@ -148,6 +148,7 @@ def test_other_files_copied_and_card_appended(tf_repo, tmp_path):
         assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
 
 
+@pytest.mark.tf
 def test_target_is_built_on_the_meta_device(tf_repo):
     """No storage and no initialisation: the class serves its keys and shapes only."""
     from tests.corpus.conftest import require_transformers
