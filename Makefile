@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 TORCH  ?= torch==2.13.0
 DEMO_OUT ?= demo-out
 
-.PHONY: install test test-fast demo bench bench-models fixtures fuzz lint clean
+.PHONY: install test test-fast demo bench bench-models fixtures fuzz lint clean hf5-venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # CI runs this (see .ci/run). TF2TORCH_REQUIRE_TF=1 turns "TensorFlow missing" into a failure, not a skip.
-test: $(STAMP)
+test: $(STAMP) hf5-venv
 	TF2TORCH_REQUIRE_TF=1 $(PY) -m pytest -q -p no:cacheprovider
 
 # The quick lane while editing: no TensorFlow in the process. TF2TORCH_FAST=1 makes tests/conftest.py block
@@ -33,6 +33,17 @@ test: $(STAMP)
 # tests took 35 s instead of 15 s). -rfE lists failures and errors only, not the fast lane's expected skips.
 test-fast: $(STAMP)
 	TF2TORCH_FAST=1 OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider -rfE
+
+# transformers 5 (no TF classes) loading what tf2torch wrote: tests/hf/test_hf_v5.py runs tests/hf/load_in_v5.py
+# here. A venv of its own: the test extra pins transformers 4.57, the last line with TF classes, to build the inputs.
+HF5_VENV ?= .venv-hf5
+$(HF5_VENV)/.installed:
+	$(PYTHON) -m venv $(HF5_VENV)
+	$(HF5_VENV)/bin/python -m pip -q --disable-pip-version-check install "$(TORCH)"
+	$(HF5_VENV)/bin/python -m pip -q --disable-pip-version-check install "transformers==5.23.0" safetensors numpy
+	touch $@
+
+hf5-venv: $(HF5_VENV)/.installed
 
 # CI runs this too, before the tests (see .ci/run): any ruff finding fails CI.
 lint: $(STAMP)
@@ -68,4 +79,4 @@ fuzz: $(STAMP)
 	$(PY) -m tests.fuzz --cases 50000
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) $(DEMO_OUT) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) $(HF5_VENV) $(DEMO_OUT) .pytest_cache .ruff_cache

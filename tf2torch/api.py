@@ -111,6 +111,7 @@ def convert(
     graph_outputs: tuple[str, ...] = (),
     signature: str | None = None,
     progress: Callable[[TensorPlan, int], None] | None = None,
+    hf_class: str | None = None,
 ) -> Conversion:
     """Convert a TF/Keras source into ``out_dir``: weights, ``model.py`` (when there is a model) and
     ``report.json``.
@@ -145,6 +146,8 @@ def convert(
         signature: a SavedModel's signature to convert (default ``serving_default``).
         report_path: also write report.json here; a failed conversion writes it here, or without it
             beside ``out_dir`` as ``OUTDIR.failed-report.json``.
+        hf_class: a transformers repository (a directory with config.json and tf_model.h5) converts into
+            one with PyTorch weights (tf2torch.hf); this names its PyTorch class (default: from the config).
         progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
             an ``expect(total_bytes, tensors)`` method (``tf2torch.progress.Progress`` does), that is
             called first, with the totals.
@@ -157,6 +160,13 @@ def convert(
         >>> sorted(result.files)
         ['model.py', 'model.safetensors', 'report.json']
     """
+    from . import hf
+
+    if model is None and (hf_class is not None or hf.is_repo(source)):  # a transformers repo in, one out
+        from .hf.convert import convert_repo
+
+        return convert_repo(source, out_dir, hf_class=hf_class, dtype=dtype, force=force, dry_run=dry_run,
+                            report_path=report_path, progress=progress)
     if weights_format not in WEIGHT_FORMATS:
         raise UsageError(f"weights format {weights_format!r}: expected one of {', '.join(WEIGHT_FORMATS)}")
     out_dtype = dtypes.by_name(dtype) if dtype else None

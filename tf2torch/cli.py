@@ -125,6 +125,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("--channels-last", is_flag=True, help="Generated models take and return TF's NHWC layout.")
 @click.option("--flat", is_flag=True,
               help="Generated models: one module per Keras layer (default: a class per kind of repeated block).")
+@click.option("--hf-class", metavar="CLASS", help="A transformers repo (config.json + tf_model.h5): the PyTorch "
+              "class to write for (default: the config's architecture without 'TF').")
 @click.option("--force", is_flag=True, help="Replace an existing output directory.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (every mapping and transform); write nothing.")
 @click.option("--no-verify-crc", is_flag=True, help="Do not verify tensor checksums (faster; not recommended).")
@@ -138,7 +140,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
             graph_outputs: tuple[str, ...], signature: str | None, keep_names: bool,
             no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool, flat: bool,
             force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
-            quiet: bool) -> None:
+            quiet: bool, hf_class: str | None = None) -> None:
     """Convert SOURCE into OUT: weights, model.py and report.json."""
     from . import api
     from .progress import Progress
@@ -169,7 +171,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
                 input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, flat=flat, force=force,
                 dry_run=dry_run, verify_crc=not no_verify_crc, allow_missing=allow_missing,
                 allow_unexpected=allow_unexpected, report_path=report_path, weights_only=weights_only,
-                graph_outputs=graph_outputs, signature=signature, progress=bar)
+                graph_outputs=graph_outputs, signature=signature, progress=bar, hf_class=hf_class)
     except Tf2TorchError as exc:
         _fail(exc)
     report = result.report
