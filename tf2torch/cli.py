@@ -46,7 +46,8 @@ def _emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-def _shape(text: str | None) -> tuple[int, ...] | None:
+def _shape(ctx: click.Context, param: click.Parameter, text: str | None) -> tuple[int, ...] | None:
+    """The callback of --input-shape: "1,3,32,32" (or 1x3x32x32) as a tuple of positive sizes."""
     if text is None:
         return None
     try:
@@ -56,10 +57,6 @@ def _shape(text: str | None) -> tuple[int, ...] | None:
     if not dims or min(dims) <= 0:
         raise click.BadParameter(f"{text!r}: sizes must be positive")
     return dims
-
-
-def _shape_option(ctx: click.Context, param: click.Parameter, text: str | None) -> tuple[int, ...] | None:
-    return _shape(text)
 
 
 PathArg = click.Path(path_type=Path)
@@ -123,7 +120,7 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("--signature", metavar="NAME", help="A SavedModel's signature to convert (default: serving_default).")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
 @click.option("--no-transpose", "transpose", flag_value=False, default=True, help="Bare checkpoints: keep TF layouts.")
-@click.option("--input-shape", callback=_shape_option,
+@click.option("--input-shape", callback=_shape,
               help="Input shape in the model's input layout, e.g. 1,3,32,32 (static padding).")
 @click.option("--tf-padding", type=click.Choice(["same", "none"]),
               help="--model without a TF graph: treat symmetric k//2 padding as a port of TF 'SAME'.")
@@ -167,9 +164,9 @@ def convert(source: Path, out_dir: Path | None, suggest_rules: bool, run_verify:
         if attention:  # quiet on a clean success; the full report is in OUTDIR/report.json
             click.echo(report.render(verbose=False), err=True)
     if run_verify and not options.dry_run:
-        shape = ",".join(map(str, options.input_shape)) if options.input_shape else None
         ctx = click.get_current_context()
-        ctx.invoke(verify, source=source, out_dir=out_dir, input_shape=shape, quiet=quiet, as_json=False)
+        ctx.invoke(verify, source=source, out_dir=out_dir, input_shape=options.input_shape, quiet=quiet,
+                   as_json=False)
 
 
 def _suggest_rules(source: Path, options: Any) -> None:
@@ -193,7 +190,7 @@ def _suggest_rules(source: Path, options: Any) -> None:
 @main.command()
 @click.argument("source", type=PathArg)
 @click.argument("out_dir", type=PathArg)
-@click.option("--input-shape", help="Input shape (in the PyTorch model's layout), e.g. 1,3,32,32.")
+@click.option("--input-shape", callback=_shape, help="Input shape (in the PyTorch model's layout), e.g. 1,3,32,32.")
 @click.option("--inputs", type=PathArg, help="Inputs as .npy (one input) or .npz (by input name).")
 @click.option("--atol", type=float, default=1e-4, show_default=True)
 @click.option("--rtol", type=float, default=1e-4, show_default=True)
@@ -207,7 +204,7 @@ def _suggest_rules(source: Path, options: Any) -> None:
               help="TF1 graphs: the output tensor (default: an op named logits, output, predictions, ...).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
-def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: Path | None = None,
+def verify(source: Path, out_dir: Path, input_shape: tuple[int, ...] | None = None, inputs: Path | None = None,
            atol: float = 1e-4, rtol: float = 1e-4, seed: int = 0, report_file: Path | None = None,
            plot: Path | None = None, tf_inputs: tuple[str, ...] = (), tf_outputs: tuple[str, ...] = (),
            as_json: bool = False, quiet: bool = False, force: bool = False) -> None:
@@ -215,7 +212,7 @@ def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: 
     from .compare import run as verify_run
 
     try:
-        result = verify_run.verify(source, out_dir, input_shape=_shape(input_shape), inputs=inputs, atol=atol,
+        result = verify_run.verify(source, out_dir, input_shape=input_shape, inputs=inputs, atol=atol,
                                    rtol=rtol, seed=seed, report_file=report_file, plot=plot, tf_inputs=tf_inputs,
                                    tf_outputs=tf_outputs, progress=not quiet and not as_json, force=force)
     except Tf2TorchError as exc:
