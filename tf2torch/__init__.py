@@ -16,11 +16,11 @@ from .errors import Tf2TorchError
 
 if TYPE_CHECKING:
     from . import api
-    from .api import Conversion, convert, read, verify
+    from .api import Conversion, ConvertOptions, convert, read, verify
 
-__all__ = ["Conversion", "Tf2TorchError", "api", "convert", "read", "verify"]
+__all__ = ["Conversion", "ConvertOptions", "Tf2TorchError", "api", "convert", "read", "verify"]
 __version__ = "0.1.0"
-_API = ("api", "Conversion", "convert", "read", "verify")
+_API = ("api", "Conversion", "ConvertOptions", "convert", "read", "verify")
 
 
 def __getattr__(name: str) -> object:

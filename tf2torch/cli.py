@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import click
 
-from .errors import MismatchError, Tf2TorchError, UsageError
+from .errors import MappingError, MismatchError, Tf2TorchError, UsageError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
 
@@ -46,7 +46,8 @@ def _emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-def _shape(text: str | None) -> tuple[int, ...] | None:
+def _shape(ctx: click.Context, param: click.Parameter, text: str | None) -> tuple[int, ...] | None:
+    """The callback of --input-shape: "1,3,32,32" (or 1x3x32x32) as a tuple of positive sizes."""
     if text is None:
         return None
     try:
@@ -118,8 +119,9 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
               help="A TF graph's output node (default: the ops its float inputs feed last); repeatable.")
 @click.option("--signature", metavar="NAME", help="A SavedModel's signature to convert (default: serving_default).")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
-@click.option("--no-transpose", is_flag=True, help="Bare checkpoints: keep TF layouts.")
-@click.option("--input-shape", help="Input shape in the model's input layout, e.g. 1,3,32,32 (static padding).")
+@click.option("--no-transpose", "transpose", flag_value=False, default=True, help="Bare checkpoints: keep TF layouts.")
+@click.option("--input-shape", callback=_shape,
+              help="Input shape in the model's input layout, e.g. 1,3,32,32 (static padding).")
 @click.option("--tf-padding", type=click.Choice(["same", "none"]),
               help="--model without a TF graph: treat symmetric k//2 padding as a port of TF 'SAME'.")
 @click.option("--channels-last", is_flag=True, help="Generated models take and return TF's NHWC layout.")
@@ -129,69 +131,68 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
               "class to write for (default: the config's architecture without 'TF').")
 @click.option("--force", is_flag=True, help="Replace an existing output directory.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (every mapping and transform); write nothing.")
-@click.option("--no-verify-crc", is_flag=True, help="Do not verify tensor checksums (faster; not recommended).")
+@click.option("--no-verify-crc", "verify_crc", flag_value=False, default=True,
+              help="Do not verify tensor checksums (faster; not recommended).")
 @click.option("--verify", "run_verify", is_flag=True, help="Run `tf2torch verify` right after converting.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("-v", "--verbose", is_flag=True, help="Print the full report on success.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings.")
-def convert(source: Path, out_dir: Path | None, model: str | None, config: Path | None, rules: Path | None,
-            weights_format: str, dtype: str | None, ema: bool, strict: bool, allow_missing: tuple[str, ...],
-            allow_unexpected: tuple[str, ...], report_path: Path | None, suggest_rules: bool, weights_only: bool,
-            graph_outputs: tuple[str, ...], signature: str | None, keep_names: bool,
-            no_transpose: bool, input_shape: str | None, tf_padding: str | None, channels_last: bool, flat: bool,
-            force: bool, dry_run: bool, no_verify_crc: bool, run_verify: bool, as_json: bool, verbose: bool,
-            quiet: bool, hf_class: str | None = None) -> None:
+def convert(source: Path, out_dir: Path | None, suggest_rules: bool, run_verify: bool, as_json: bool, verbose: bool,
+            quiet: bool, **fields: Any) -> None:
     """Convert SOURCE into OUT: weights, model.py and report.json."""
+    # Every other option is named after its ConvertOptions field: they travel as one object, not by hand.
     from . import api
+    from .options import ConvertOptions
     from .progress import Progress
 
-    if out_dir is None and not dry_run and not suggest_rules:
+    if out_dir is None and not fields["dry_run"] and not suggest_rules:
         raise click.UsageError("missing -o/--out OUTDIR (or pass --dry-run)")
-    shape = _shape(input_shape)
-    if suggest_rules:  # a dry run whose only output is the proposal on stdout
-        from .map.suggest import suggest
-
-        try:
-            api.convert(source, None, model=model, config=config, rules=rules, ema=ema, input_shape=shape,
-                        tf_padding=tf_padding, dry_run=True, verify_crc=not no_verify_crc,
-                        allow_missing=allow_missing, allow_unexpected=allow_unexpected)
-        except Tf2TorchError as exc:
-            report = getattr(exc, "report", None)
-            if report is None:
-                _fail(exc)
-            click.echo(suggest(report), nl=False)
-            return
-        click.echo("# tf2torch --suggest-rules: the conversion needs no rules")
-        return
     try:
+        options = ConvertOptions(**fields)
+        if suggest_rules:
+            _suggest_rules(source, options)
+            return
         with Progress(unit="B", label="converting", enabled=not quiet) as bar:
-            result = api.convert(
-                source, out_dir, model=model, config=config, rules=rules, weights_format=weights_format,
-                dtype=dtype, ema=ema, strict=strict, keep_names=keep_names, transpose=not no_transpose,
-                input_shape=shape, tf_padding=tf_padding, channels_last=channels_last, flat=flat, force=force,
-                dry_run=dry_run, verify_crc=not no_verify_crc, allow_missing=allow_missing,
-                allow_unexpected=allow_unexpected, report_path=report_path, weights_only=weights_only,
-                graph_outputs=graph_outputs, signature=signature, progress=bar, hf_class=hf_class)
+            result = api.convert(source, out_dir, options, progress=bar)
     except Tf2TorchError as exc:
         _fail(exc)
     report = result.report
     if as_json:
         _emit_json(report.to_json())
-    elif dry_run or verbose:
+    elif options.dry_run or verbose:
         click.echo(report.render(verbose=True))
     elif not quiet:
         attention = [e for e in report.entries if e.status in ("unexpected", "missing") and not e.allowed]
         if attention:  # quiet on a clean success; the full report is in OUTDIR/report.json
             click.echo(report.render(verbose=False), err=True)
-    if run_verify and not dry_run:
+    if run_verify and not options.dry_run:
         ctx = click.get_current_context()
-        ctx.invoke(verify, source=source, out_dir=out_dir, input_shape=input_shape, quiet=quiet, as_json=False)
+        ctx.invoke(verify, source=source, out_dir=out_dir, input_shape=options.input_shape, quiet=quiet,
+                   as_json=False)
+
+
+def _suggest_rules(source: Path, options: Any) -> None:
+    """Print the rules (TOML) that settle what matching leaves open: a dry run that writes nothing, not
+    even a failed report, and proposes from the report its ``MappingError`` carries."""
+    from dataclasses import replace
+
+    from . import api
+    from .map.suggest import suggest
+
+    try:
+        api.convert(source, None, replace(options, dry_run=True, report_path=None, strict=False))
+    except MappingError as exc:
+        if exc.report is None:
+            raise
+        click.echo(suggest(exc.report), nl=False)
+        return
+    click.echo("# tf2torch --suggest-rules: the conversion needs no rules")
 
 
 @main.command()
 @click.argument("source", type=PathArg)
 @click.argument("out_dir", type=PathArg)
-@click.option("--input-shape", help="Input shape (in the PyTorch model's layout), e.g. 1,3,32,32.")
+@click.option("--input-shape", callback=_shape, help="Input shape (in the PyTorch model's layout), e.g. 1,3,32,32.")
 @click.option("--inputs", type=PathArg, help="Inputs as .npy (one input) or .npz (by input name).")
 @click.option("--atol", type=float, default=1e-4, show_default=True)
 @click.option("--rtol", type=float, default=1e-4, show_default=True)
@@ -205,7 +206,7 @@ def convert(source: Path, out_dir: Path | None, model: str | None, config: Path 
               help="TF1 graphs: the output tensor (default: an op named logits, output, predictions, ...).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
-def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: Path | None = None,
+def verify(source: Path, out_dir: Path, input_shape: tuple[int, ...] | None = None, inputs: Path | None = None,
            atol: float = 1e-4, rtol: float = 1e-4, seed: int = 0, report_file: Path | None = None,
            plot: Path | None = None, tf_inputs: tuple[str, ...] = (), tf_outputs: tuple[str, ...] = (),
            as_json: bool = False, quiet: bool = False, force: bool = False) -> None:
@@ -213,7 +214,7 @@ def verify(source: Path, out_dir: Path, input_shape: str | None = None, inputs: 
     from .compare import run as verify_run
 
     try:
-        result = verify_run.verify(source, out_dir, input_shape=_shape(input_shape), inputs=inputs, atol=atol,
+        result = verify_run.verify(source, out_dir, input_shape=input_shape, inputs=inputs, atol=atol,
                                    rtol=rtol, seed=seed, report_file=report_file, plot=plot, tf_inputs=tf_inputs,
                                    tf_outputs=tf_outputs, progress=not quiet and not as_json, force=force)
     except Tf2TorchError as exc:

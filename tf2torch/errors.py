@@ -7,6 +7,11 @@ exit codes in one place (``tf2torch.cli``); the library never calls ``sys.exit``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # errors.py is the lowest layer: the report's type is named, never imported at run time
+    from .map.account import Report
+
 # Every character str.splitlines() breaks at, written as its escape: a message quoting a name taken
 # from a hostile file (a layer named "a\nb") stays one line, and the name stays readable.
 _LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
@@ -34,7 +39,14 @@ class UnsupportedError(Tf2TorchError):
 
 
 class MappingError(Tf2TorchError):
-    """Source variables and target keys could not be matched (ambiguous, missing, shape mismatch)."""
+    """Source variables and target keys could not be matched (ambiguous, missing, shape mismatch).
+
+    ``report`` is the conversion's full report when the contract failed (None when matching stopped
+    before there was one): ``--suggest-rules`` proposes rules from it, a caller can show every entry."""
+
+    def __init__(self, *args: object, report: Report | None = None) -> None:
+        super().__init__(*args)
+        self.report = report
 
 
 class OutputError(Tf2TorchError):

@@ -2,10 +2,10 @@
 how a shape or array moves between the generated model's layout and TensorFlow's.
 
 One rule, used wherever the two sides of a conversion meet: the graph converter (layers/graph.py),
-the report's interface (layers/assemble.py), the generated docstring (codegen/model_file.py), the
-``--input-shape`` translation (api.py) and verify's inputs and outputs (compare/). A second copy of it
-with another rank threshold is how a rank-3 input came to be transposed for an LSTM that takes it as
-it is: keep the decisions here.
+the report's interface (pipelines/keras.py), the generated docstring (codegen/model_file.py), the
+``--input-shape`` translation (pipelines/tf_graph.py) and verify's inputs and outputs (compare/). A
+second copy of it with another rank threshold is how a rank-3 input came to be transposed for an LSTM
+that takes it as it is: keep the decisions here.
 
 The rule:
 

@@ -29,8 +29,8 @@ def input_shape(layer: LayerSpec) -> tuple[int | None, ...]:
 
 
 def first_consumer_wants(graph: GraphSpec) -> dict[str, str]:
-    """Input layer -> the layout its first reader wants ("cf", "keras", "any", "same"). api.py reads it
-    too, to translate --input-shape for a TF graph before lowering it."""
+    """Input layer -> the layout its first reader wants ("cf", "keras", "any", "same"). pipelines/tf_graph.py
+    reads it too, to translate --input-shape for a TF graph before lowering it."""
     wants: dict[str, str] = {}
     for layer in graph.layers:
         for call in layer.calls:

@@ -1,6 +1,7 @@
-"""From read variables to write plans: mapping onto a user's model, or a bare state_dict.
+"""From read variables to write plans: lazy tensor plans, mapping onto a user's model's keys, and the
+layouts of a bare state_dict (whose orchestration is ``tf2torch.pipelines.state_dict``).
 
-Both produce ``TensorPlan``s (lazy: a tensor is read and transformed only when the writer asks for it)
+The mapping produces ``TensorPlan``s (lazy: a tensor is read and transformed only when the writer asks for it)
 and a ``Report`` that accounts for every source variable and every target key.
 """
 
@@ -18,10 +19,11 @@ from ..write.plan import TensorPlan
 from . import layouts
 from .account import Entry, Report
 from .layouts import Layout
+from .ledger import open_report, settle
 from .match import TargetParam, layout_for, match
-from .names import OUT_IN_KERNELS, bare_key, split_tf
+from .names import OUT_IN_KERNELS, split_tf
 from .rules import NO_RULES, Rules
-from .select import drop_copies, select
+from .select import drop_copies
 
 
 def plan_tensor(key: str, var: Variable, layout: Layout, dtype: DType | None = None) -> TensorPlan:
@@ -40,7 +42,7 @@ def plan_tensor(key: str, var: Variable, layout: Layout, dtype: DType | None = N
     return TensorPlan(key=key, dtype=out, shape=shape, produce=produce, source=var.name)
 
 
-def _mapped(var: Variable, key: str, layout: Layout, how: str) -> Entry:
+def mapped_entry(var: Variable, key: str, layout: Layout, how: str) -> Entry:
     return Entry("mapped", source=var.name, key=key, reason=how + (f"; {var.note}" if var.note else ""),
                  layout=layout.describe, shape=var.shape, out_shape=layout.out_shape(var.shape),
                  dtype=var.dtype.name)
@@ -51,21 +53,18 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
     """Map the checkpoint onto the state_dict keys of the user's model.
 
     ``aliases`` (source name -> name to match by) lets positional Keras 3 weights match by meaning."""
-    report = Report(source=str(spec.path), format=spec.format.value, mode="model")
-    candidates, skipped = select(spec.variables, ema=ema, rules=rules)
-    candidates, copies = drop_copies(candidates)
-    for entry in skipped + copies:
-        report.add(entry)
+    report, candidates = open_report(spec, "model", ema=ema, rules=rules)
+    seen, dropped = drop_copies(candidates)  # the matcher sees each tensor once
     # torch's BatchNorm counts batches; TF keeps no such counter, so it starts at 0 (only used when
     # momentum=None during training).
     counters = [t for t in targets if t.key.endswith(".num_batches_tracked")]
     alias = aliases or {}
-    result = match(candidates, [t for t in targets if t not in counters], rules,
+    result = match(seen, [t for t in targets if t not in counters], rules,
                    name_of=lambda v: alias.get(v.name, v.name), source_order=source_order(spec))
     plans = []
     for m in result.matches:
         plans.append(plan_tensor(m.target.key, m.source, m.layout, dtype))
-        report.add(_mapped(m.source, m.target.key, m.layout, f"matched by {m.how}"))
+        report.add(mapped_entry(m.source, m.target.key, m.layout, f"matched by {m.how}"))
     for src, tgt, got in result.mismatched:
         try:
             applied = layout_for(tgt, src, rules).describe
@@ -74,10 +73,14 @@ def onto_model(spec: ModelSpec, targets: Sequence[TargetParam], *, rules: Rules 
         report.add(Entry("mismatched", source=src.name, key=tgt.key, shape=src.shape, out_shape=got,
                          reason=f"the model expects {list(tgt.shape)}", dtype=src.dtype.name, layout=applied,
                          expected=tgt.shape, hint=mismatch_hint(src.shape, tgt.key, tgt.shape)))
-    by_name = {v.name: v for v in candidates}
-    for name, reason in sorted(result.unmatched.items()):
-        var = by_name[name]
-        report.add(Entry("unexpected", source=name, reason=reason, shape=var.shape, dtype=var.dtype.name))
+
+    def verdict(var: Variable) -> tuple[str, str]:
+        if var.name in dropped:  # its keeper nothing took: the keeper carries the complaint, once
+            return "skipped", f"a copy of {dropped[var.name]!r} (the same tensor saved under another name)"
+        return "unexpected", result.unmatched.get(var.name, "no state_dict key matches its name or shape")
+
+    used = {m.source.name for m in result.matches} | {src.name for src, _, _ in result.mismatched}
+    settle(report, candidates, used, verdict)
     for tgt in result.missing:
         report.add(Entry("missing", key=tgt.key, out_shape=tgt.shape, reason=f"no source variable for this {tgt.module_type or 'key'}"))
     mapped_modules = {m.target.key.rpartition(".")[0] for m in result.matches}
@@ -135,31 +138,6 @@ def bare_layout(var: Variable, key: str, no_transpose: bool) -> Layout:
     if split_tf(var.name)[-1].lower() in OUT_IN_KERNELS:  # stored (out, in) already (Google BERT heads)
         return layouts.IDENTITY
     return layouts.get(layouts.guess_for_rank(len(var.shape), leaf))
-
-
-def bare(spec: ModelSpec, *, rules: Rules = NO_RULES, ema: bool = False, keep_names: bool = False,
-         no_transpose: bool = False, dtype: DType | None = None) -> tuple[list[TensorPlan], Report]:
-    """A state_dict with no target model: dotted scopes, renamed leaves, layouts by role and rank."""
-    report = Report(source=str(spec.path), format=spec.format.value, mode="bare")
-    candidates, skipped = select(spec.variables, ema=ema, rules=rules)
-    for entry in skipped:
-        report.add(entry)
-    taken: dict[str, str] = {}
-    plans = []
-    for var in candidates:
-        key = rules.pairs.get(var.name) or bare_key(rules.rename(var.name), keep_names)
-        if key in taken:
-            report.add(Entry("unexpected", source=var.name, shape=var.shape, dtype=var.dtype.name,
-                             reason=f"its key {key!r} is already taken by {taken[key]!r}; add a [pairs] rule"))
-            continue
-        taken[key] = var.name
-        layout = rules.layouts.get(key) or bare_layout(var, key, no_transpose)
-        plans.append(plan_tensor(key, var, layout, dtype))
-        how = "kept name" if keep_names else "renamed by vocabulary"
-        if not layout.is_identity:
-            how += f"; layout chosen by role and rank {len(var.shape)}"
-        report.add(_mapped(var, key, layout, how))
-    return plans, report
 
 
 def mismatch_hint(shape: tuple[int, ...], key: str, expected: tuple[int, ...]) -> str:

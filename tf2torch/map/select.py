@@ -52,55 +52,80 @@ def select(variables: tuple[Variable, ...], ema: bool = False, rules: Rules = NO
     return chosen, skipped
 
 
-def drop_copies(candidates: list[Variable]) -> tuple[list[Variable], list[Entry]]:
-    """One tensor saved under several names (T5's shared embedding in three h5 groups, under
-    ``shared/``, ``encoder/`` and ``decoder/``) is one source: variables whose names differ only in
-    their first scope, of one shape and dtype, with equal values, count once (the first in sorted
-    order stays; the others are skipped as copies). Equal values alone are no evidence (every fresh
-    LayerNorm gamma is ones), so only such name groups are read, which costs nothing elsewhere."""
+# Dozens of variables under one key ("kernel" in a TF2 checkpoint, a gamma per block) are no evidence
+# worth their reads: copies come in a few.
+_MAX_SHARING = 8
+
+
+def _evidence(var: Variable) -> list[tuple]:
+    """The keys under which two variables may be one tensor saved twice, each with shape and dtype: the
+    same TF name (a Keras 3 ``model.export()`` tracks each variable under ``variables/i`` and
+    ``_all_variables/j``), or the same name under another first scope (T5's shared embedding in three h5
+    groups, ``shared/``, ``encoder/`` and ``decoder/``)."""
+    keys: list[tuple] = []
+    if var.tf_name:
+        keys.append(("tf", var.tf_name, var.shape, var.dtype.name))
+    parts = var.name.split("/")
+    if len(parts) > 1:
+        keys.append(("scope", tuple(parts[1:]), var.shape, var.dtype.name))
+    return keys
+
+
+def _sharing(pool: Sequence[Variable]) -> dict[tuple, int]:
+    counts: dict[tuple, int] = {}
+    for var in pool:
+        for key in _evidence(var):
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _index(by_key: dict[tuple, list[Variable]], var: Variable, sharing: dict[tuple, int]) -> None:
+    for key in _evidence(var):
+        if sharing[key] <= _MAX_SHARING:
+            by_key.setdefault(key, []).append(var)
+
+
+def _keeper(var: Variable, by_key: dict[tuple, list[Variable]]) -> Variable | None:
+    """The indexed variable ``var`` is a copy of: a shared key and equal values (read only when paired)."""
     import numpy as np
 
-    groups: dict[tuple, list[Variable]] = {}
-    for var in candidates:
-        parts = var.name.split("/")
-        if len(parts) > 1:
-            groups.setdefault((var.shape, var.dtype.name, tuple(parts[1:])), []).append(var)
-    dropped: dict[str, str] = {}
-    for group in groups.values():
-        if len(group) < 2 or len(group) > 8 or not group[0].nbytes:  # copies come in a few, not dozens
-            continue
-        group = sorted(group, key=lambda v: v.name)
-        values = [v.read() for v in group]
-        for i, var in enumerate(group[1:], 1):
-            keeper = next((group[j] for j in range(i) if group[j].name not in dropped
-                           and np.array_equal(values[j], values[i])), None)
-            if keeper is not None:
-                dropped[var.name] = keeper.name
-    kept = [v for v in candidates if v.name not in dropped]
-    skipped = [_skip(v, f"a copy of {dropped[v.name]!r} (the same values saved under another name)")
-               for v in candidates if v.name in dropped]
-    return kept, skipped
+    paired = [k for key in _evidence(var) for k in by_key.get(key, ()) if k.name != var.name]
+    if not paired or not var.nbytes:  # empty tensors are all equal: no evidence
+        return None
+    value = var.read()
+    return next((k for k in paired if np.array_equal(k.read(), value)), None)
 
 
-def copies_of(unused: list[Variable], used: list[Variable]) -> dict[str, str]:
-    """Unused variables that are a used one saved twice: the same TF name, shape, dtype and values.
+def copies_of(unused: Sequence[Variable], keepers: Sequence[Variable]) -> dict[str, str]:
+    """The one copy rule of every mode: which ``unused`` variables are one of ``keepers`` saved again,
+    as name -> the keeper's name.
 
-    A Keras 3 ``model.export()`` tracks each variable under ``variables/i`` and ``_all_variables/j``; the
-    checkpoint holds both, and its signature reads one. The TF name alone is no proof (TF2 names need
-    not be unique), so the values are compared too. Returns name -> the used variable's name."""
-    import numpy as np
-
-    by_tf_name: dict[tuple, list[Variable]] = {}
-    for var in used:
-        if var.tf_name:
-            by_tf_name.setdefault((var.tf_name, var.shape, var.dtype.name), []).append(var)
-    out = {}
+    A copy shares a key of ``_evidence`` with its keeper and holds equal values. Neither alone is proof:
+    TF2 names need not be unique, and every fresh LayerNorm gamma is ones; so values are read only for
+    variables a key already pairs, which costs nothing elsewhere."""
+    sharing = _sharing((*unused, *keepers))
+    by_key: dict[tuple, list[Variable]] = {}
+    for var in keepers:
+        _index(by_key, var, sharing)
+    found = {}
     for var in unused:
-        keepers = by_tf_name.get((var.tf_name, var.shape, var.dtype.name), []) if var.tf_name else []
-        if len(keepers) > 8:  # one name on dozens of variables ("kernel"): no evidence worth the reads
-            continue
-        value = var.read() if keepers else None
-        keeper = next((k for k in keepers if np.array_equal(k.read(), value)), None)
+        keeper = _keeper(var, by_key)
         if keeper is not None:
-            out[var.name] = keeper.name
-    return out
+            found[var.name] = keeper.name
+    return found
+
+
+def drop_copies(candidates: list[Variable]) -> tuple[list[Variable], dict[str, str]]:
+    """The candidates with each tensor once, for a matcher that must not see one tensor under two names,
+    and the dropped ones (name -> the kept one). Nothing is used yet, so the first in sorted order keeps
+    each tensor; the rule is ``copies_of``'s."""
+    sharing = _sharing(candidates)
+    by_key: dict[tuple, list[Variable]] = {}
+    dropped: dict[str, str] = {}
+    for var in sorted(candidates, key=lambda v: v.name):
+        keeper = _keeper(var, by_key)
+        if keeper is not None:
+            dropped[var.name] = keeper.name
+        else:
+            _index(by_key, var, sharing)
+    return [v for v in candidates if v.name not in dropped], dropped

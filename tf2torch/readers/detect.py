@@ -1,7 +1,9 @@
-"""Which reader a path needs: a checkpoint prefix, a SavedModel directory, a Keras file.
+"""Which reader a path needs (a checkpoint prefix, a SavedModel directory, a Keras file), and ``read``,
+which hands the path to it: the one source dispatch, behind ``tf2torch.read`` and every conversion.
 
 Detection looks at names first and confirms with magic bytes, so a text file named ``.h5`` gets a clear
-message instead of an HDF5 library error.
+message instead of an HDF5 library error. Each reader is imported by the branch that needs it: listing a
+TF1 checkpoint must not load h5py.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import enum
 from pathlib import Path
 
 from ..errors import FormatError
+from ..spec import ModelSpec
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -104,3 +107,38 @@ def detect(path: Path) -> tuple[Kind, Path]:
         raise FormatError(f"{path}: no such file, directory or checkpoint prefix ({path}.index not found)")
     raise FormatError(f"{path}: not a format tf2torch reads; expected a checkpoint prefix, a SavedModel directory, "
                       "a Keras .h5 / .keras file, a frozen graph .pb / .pbtxt")
+
+
+def read(path: Path, *, verify_crc: bool = True, config: Path | None = None) -> ModelSpec:
+    """The ``ModelSpec`` of any supported source (``tf2torch.api.read`` documents the arguments)."""
+    kind, where = detect(path)
+    if kind is Kind.CHECKPOINT:
+        from .checkpoint import read_checkpoint
+
+        spec = read_checkpoint(where, verify_crc=verify_crc)
+    elif kind is Kind.SAVED_MODEL:
+        from .checkpoint import read_savedmodel, savedmodel_keras_metadata
+
+        spec = read_savedmodel(where, verify_crc=verify_crc)
+        metadata = savedmodel_keras_metadata(where) if config is None else None
+        if metadata:  # a tf_keras SavedModel carries its architecture in keras_metadata.pb
+            from .with_config import from_keras_metadata
+
+            spec = from_keras_metadata(spec, metadata)
+    elif kind is Kind.GRAPH_DEF:
+        from .graph.frozen import read_graph_def
+
+        spec = read_graph_def(where)
+    elif kind is Kind.KERAS_H5:
+        from .keras_h5 import read_keras_h5
+
+        spec = read_keras_h5(where)
+    else:
+        from .keras_zip import read_keras_zip
+
+        spec = read_keras_zip(where)
+    if config is not None:
+        from .with_config import attach_config
+
+        spec = attach_config(spec, config)
+    return spec

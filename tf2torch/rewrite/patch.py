@@ -1,78 +1,26 @@
 """Patch a user's PyTorch model so it computes what TensorFlow computed: 'SAME' padding and BN epsilon.
 
 Which modules need it comes from ``sources``, the rewrites from ``patch_same`` (static pads when the input
-size is known from ``--input-shape``, else run-time padding); here the patched ``model.py`` is rendered.
+size is known from ``--input-shape``, else run-time padding); here the contract failures of pools tied to
+no module, the rewrites' report entries, and the patched ``model.py`` are made. The mode's orchestration
+is ``tf2torch.pipelines.onto_model``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
 from ..map.account import Report
-from ..map.match import TargetParam
-from ..map.plan import onto_model
-from ..map.rules import Rules
-from ..map.target import build_user_model, parse_model_ref, target_params
+from ..spec import ModelSpec
 from . import apply as apply_module
-from .flatten import flatten_layouts
-from .patch_same import Rewrite, plan_rewrites
-from .sources import norm_epsilons, same_modules, window_kind
-from .ties import Ties, source_ops, tie
-from .trace import probe_shape, run_traced
-from .usage import mark_harmless
+from .patch_same import Rewrite
+from .sources import window_kind
+from .ties import Ties
 
 
-def convert_onto_model(spec, model_ref: str, *, rules: Rules, ema: bool, dtype, input_shape, tf_padding,
-                       weights_name: str):
-    """Map the checkpoint onto the user's model and build the patched model.py."""
-    if tf_padding not in (None, "same", "none"):
-        raise UsageError(f"--tf-padding {tf_padding!r}: expected 'same' or 'none'")
-    ref = parse_model_ref(model_ref)
-    model = build_user_model(ref)
-    targets: list[TargetParam] = target_params(model)
-    from ..layers.assemble import match_names
-
-    aliases = match_names(spec)
-    plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=aliases)
-    key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
-    shape, shape_from = probe_shape(spec, input_shape)
-    # on the model itself, not a copy: a deep copy of a multi-GB port would double the memory; the run is
-    # eval() and no_grad, and the object only serves names and shapes afterwards (weights come from the source)
-    trace = run_traced(model, shape) if shape is not None else None
-    failure = shape_from if trace is None else trace if isinstance(trace, str) else ""
-    trace = None if isinstance(trace, str) else trace
-    ops, flattens = source_ops(spec, key_of_var)
-    ties = tie(model, ops, flattens, trace)
-    module_of_op = {op.name: op.module for op in ops if op.module} | {op.name: m for m, op in ties.pools.items()}
-    notes: list[str] = []
-    failures: list[str] = []
-    if trace is not None:
-        extra, notes, failures = flatten_layouts(model, ties, module_of_op, rules, shape)
-        if extra:  # map again with the evidence-based layouts (the user's [layouts] still win)
-            rules = dataclasses.replace(rules, layouts={**extra, **rules.layouts})
-            plans, report = onto_model(spec, targets, rules=rules, ema=ema, dtype=dtype, aliases=aliases)
-    else:
-        failures += [f"{f.dense!r}: {f.what}, but the model could not be run to see its input ({failure}); "
-                     f"pass --input-shape or add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\""
-                     for f in ties.flattens if f.dense_key not in rules.layouts]
-    failures += _untied_pools(model, ties, rules.padding, failure)
-    report.failures += failures
-    mark_harmless(report, model, trace, failure, rebuild=lambda: build_user_model(ref))
-    same, padding_notes = same_modules(model, spec, key_of_var, tf_padding, rules.padding, ties)
-    eps, eps_notes = norm_epsilons(model, spec, key_of_var, rules.epsilon)
-    rewrites = plan_rewrites(model, same, input_shape, eps)
-    report.notes += notes + padding_notes + eps_notes
-    _report_rewrites(report, rewrites, spec, tf_padding)
-    missing = tuple(e.key for e in report.by_status("missing"))
-    source = render_patched(ref.path, ref.attr, rewrites, weights_name, missing)
-    return plans, report, source
-
-
-def _untied_pools(model: Any, ties: Ties, overrides: dict[str, str], failure: str) -> list[str]:
+def untied_pools(model: Any, ties: Ties, overrides: dict[str, str], failure: str) -> list[str]:
     """A SAME pool of the source that no module could be tied to would be left as the port wrote it,
     unless the rules file's [padding] names every pool module that is not tied."""
     same = [p for p in ties.untied if p.padding == "SAME" and any(k > 1 for k in p.kernel)]
@@ -89,7 +37,8 @@ def _untied_pools(model: Any, ties: Ties, overrides: dict[str, str], failure: st
             + (" or pass --input-shape" if failure else "")]
 
 
-def _report_rewrites(report: Report, rewrites: list[Rewrite], spec, tf_padding) -> None:
+def report_rewrites(report: Report, rewrites: list[Rewrite], spec: ModelSpec, tf_padding: str | None) -> None:
+    """Each rewrite in report.json with its evidence, and notes where padding stays dynamic or unknown."""
     for r in rewrites:
         report.rewrites.append({"module": r.path, "kind": r.kind, "args": _jsonable(r.args), "what": r.why})
     if any(r.dynamic for r in rewrites):

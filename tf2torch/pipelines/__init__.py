@@ -1,0 +1,64 @@
+"""The modes of ``tf2torch convert``, one module each, every one a ``run(spec, options) -> Outcome``.
+
+- ``keras``: a Keras architecture → a generated PyTorch model (``layers/`` converters, ``codegen/``).
+- ``onto_model``: the weights onto the user's own PyTorch model, patched where TF computes otherwise.
+- ``state_dict``: no architecture to follow → a bare state_dict (dotted names, layouts by role).
+- ``tf_graph``: a TF graph (frozen .pb, .meta, SavedModel signature) lowered to layers → ``keras``.
+
+``api.convert`` reads the source, ``run`` picks the mode by ``MODES``, and the contract (``contract``)
+checks the report the mode returns, for every mode alike. A new mode (a Hugging Face repository onto
+its transformers twin, a TFLite file) is one module here with a ``run`` and one line in ``MODES``.
+
+Layers, each importing only from those before it at module level (a higher one only inside a function):
+  1. errors · dtypes · spec · interface · options (``ConvertOptions``) · write.plan (the lazy tensor plan)
+  2. readers (sources → ``ModelSpec``; ``readers.detect.read`` is the one source dispatch)
+  3. map (selection, matching, the one accounting step ``map.ledger``, the report ``map.account``)
+  4. layers · tfgraph · rewrite · codegen (converters, lowering, patching, rendering) · write
+  5. pipelines (this package: orchestration only; the converters and matchers stay where they are)
+  6. api (read → pick → run → contract → write)
+  7. cli (parses and prints)
+The mode modules are imported only when picked: they load the heavy converters of their mode alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..map.account import Report
+from ..options import ConvertOptions
+from ..spec import ModelSpec
+from ..write.plan import TensorPlan
+
+
+@dataclass
+class Outcome:
+    """What a mode produced: the write plans, the report, the model.py text, verify's taps."""
+
+    plans: list[TensorPlan]
+    report: Report
+    model_source: str | None = None  # None for a bare state_dict
+    taps: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path (for verify)
+
+
+# The first mode whose test holds converts the source. Order matters: --model wins over an architecture
+# the file carries, which wins over a TF graph (a tf_keras SavedModel holds both); --weights-only turns
+# a graph's model down. A new mode is one line here.
+MODES: tuple[tuple[str, Callable[[ModelSpec, ConvertOptions], bool]], ...] = (
+    ("onto_model", lambda spec, options: options.model is not None),
+    ("keras", lambda spec, options: spec.graph is not None),
+    ("tf_graph", lambda spec, options: spec.tf_graph is not None and not options.weights_only),
+    ("state_dict", lambda spec, options: True),
+)
+
+
+def pick(spec: ModelSpec, options: ConvertOptions) -> str:
+    """The name of the mode that converts ``spec`` (a module of this package)."""
+    return next(name for name, applies in MODES if applies(spec, options))
+
+
+def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
+    """Convert ``spec`` in the mode ``pick`` chooses."""
+    module = importlib.import_module(f"{__name__}.{pick(spec, options)}")
+    return module.run(spec, options)
