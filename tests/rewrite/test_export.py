@@ -9,7 +9,7 @@ from torch import nn
 from torch.export import Dim, export
 
 from tf2torch.rewrite import modules
-from tf2torch.rewrite.apply import build_module
+from tf2torch.runtime.apply import build_module
 from tf2torch.rewrite.modules import (
     INLINE_CLASSES,
     INLINE_IMPORTS,

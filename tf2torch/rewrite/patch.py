@@ -7,7 +7,6 @@ size is known from ``--input-shape``, else run-time padding); here the patched `
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from ..map.match import TargetParam
 from ..map.plan import onto_model
 from ..map.rules import Rules
 from ..map.target import build_user_model, parse_model_ref, target_params
-from . import apply as apply_module
 from .flatten import flatten_layouts
 from .patch_same import Rewrite, plan_rewrites
 from .sources import norm_epsilons, same_modules, window_kind
@@ -110,13 +108,13 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
     """A model.py that imports the user's file from where it is, applies the rewrites, and has
     build_model/load_model; runnable without tf2torch."""
     from .. import userfile
+    from ..codegen import library
     from ..codegen.emit import literal
     from ..codegen.model_file import footer
-    from . import modules
 
     user_file = path.resolve()
-    apply_src = inspect.getsource(apply_module)
-    apply_src = apply_src[apply_src.index("class TFPadBefore"):]
+    # the user-file loader, the SAME modules and the rewrites, with what they use: one runtime library
+    runtime = library.inline_text(["import_python_file", "SamePad", "SamePool", *library.names_in("runtime/apply.py")])
     table = ",\n".join(f"    ({literal(r.kind)}, {literal(r.path)}, {literal(r.args)}),  # {literal(r.why)}"
                        for r in rewrites)
     lines = [
@@ -137,13 +135,7 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         f"USER_CALLABLE = {literal(attr)}",
         "",
         "",
-        userfile.inline_source().rstrip(),  # the same rule as at conversion and in verify
-        "",
-        "",
-        modules.inline_source("SamePad", "SamePool"),
-        "",
-        "",
-        apply_src.rstrip(),
+        runtime.rstrip(),  # import_python_file: the same rule as at conversion and in verify
         "",
         "",
         f"TF2TORCH_REWRITES = (\n{table}\n)" if rewrites else "TF2TORCH_REWRITES = ()",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .helpers_keras_hub_mobilenet import keras_hub_activation
+from tf2torch.families.keras_hub.mobilenet.runtime import keras_hub_activation
 
 
 class KerasHubEfficientNetSE(nn.Module):

@@ -1,7 +1,8 @@
 """Apply padding / epsilon rewrites to a user's model without changing its state_dict keys.
 
-This file's code below the marker is copied verbatim into patched ``model.py`` files (they run without
-tf2torch), and it is the same code tf2torch runs in-process, so what is tested is what ships.
+This is runtime library code (``codegen/library.py``): its definitions are copied verbatim into patched
+``model.py`` files (they run without tf2torch), and it is the same code tf2torch runs in-process, so what
+is tested is what ships.
 
 A conv that needs an explicit pad keeps its class and parameters; its class is swapped for a subclass
 that pads first (``TFPadBefore``), and the pad module (no parameters, no buffers) is a child named
@@ -15,9 +16,7 @@ from __future__ import annotations
 import torch  # noqa: F401  (the inlined helpers use it)
 from torch import nn
 
-from .modules import SamePad, SamePool
-
-# --- inlined into patched model files from here on ----------------------------------------------
+from .same import SamePad, SamePool
 
 
 class TFPadBefore:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .helpers import KerasMultiHeadAttention
+from tf2torch.runtime.keras_layers import KerasMultiHeadAttention
 
 
 class KerasHubDINOV2Embedding(nn.Module):
