@@ -1,5 +1,5 @@
 """Helper modules for Keras's numeric preprocessing layers (layers/preprocessing*.py), inlined by source
-into generated files like those of ``helpers.py``: each depends only on ``torch`` / ``nn``.
+into generated files like those of ``runtime/keras_layers.py``: each depends only on ``torch`` / ``nn``.
 """
 
 from __future__ import annotations

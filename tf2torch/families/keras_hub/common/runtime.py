@@ -1,5 +1,5 @@
 """Helper modules for keras-hub's layers (and Keras's ReversibleEmbedding), inlined by source into
-generated files like ``helpers.py``'s: each depends only on torch / nn and on the helpers there."""
+generated files like ``runtime/keras_layers.py``'s: each depends only on torch / nn and on the helpers there."""
 
 from __future__ import annotations
 
@@ -133,3 +133,16 @@ class KerasHubCrossAttentionDecoder(KerasHubTransformerDecoder):
         y = self.pre(self.cross_attention_norm, x)
         x = self.post(self.cross_attention_norm, x + self.cross_attention(y, encoder_sequence))
         return self.feedforward_step(x)
+
+
+def keras_hub_activation(name):
+    """A keras-hub block's activation by the name the converter passes (a literal, never a callable from the
+    file), as Keras 3 computes it: swish = silu = x * sigmoid(x), hard_silu = x * relu6(x + 3) / 6,
+    hard_sigmoid = relu6(x + 3) / 6, gelu the exact erf form, leaky_relu's slope 0.2; None or "linear": the
+    identity."""
+    return {"relu": nn.ReLU, "relu6": nn.ReLU6, "silu": nn.SiLU, "swish": nn.SiLU, "hard_silu": nn.Hardswish,
+            "hard_swish": nn.Hardswish, "hard_sigmoid": nn.Hardsigmoid, "gelu": nn.GELU, "tanh": nn.Tanh,
+            "sigmoid": nn.Sigmoid, "elu": nn.ELU, "selu": nn.SELU, "celu": nn.CELU, "softplus": nn.Softplus,
+            "softsign": nn.Softsign, "mish": nn.Mish, "hard_tanh": nn.Hardtanh, "log_sigmoid": nn.LogSigmoid,
+            "tanh_shrink": nn.Tanhshrink, "leaky_relu": lambda: nn.LeakyReLU(0.2), "linear": nn.Identity,
+            None: nn.Identity}[name]()

@@ -1,6 +1,6 @@
 """Helper modules for keras-hub's EfficientNet blocks (FusedMBConvBlock, MBConvBlock, CBABlock), inlined by source
-into generated files like ``helpers.py``'s: each depends only on torch / nn (and ``keras_hub_activation`` of
-``helpers_keras_hub_mobilenet.py``). The blocks work on (N, C, H, W) and take their BatchNorms' epsilon and
+into generated files like ``runtime/keras_layers.py``'s: each depends only on torch / nn (and ``keras_hub_activation`` of
+``families/keras_hub/mobilenet/runtime.py``). The blocks work on (N, C, H, W) and take their BatchNorms' epsilon and
 (torch) momentum from the block's config; their absent parts are nn.Identity (no weights) so ``fuse()`` finds
 every FUSIBLE name. The Dropout before the residual add (drop-connect) is the identity at inference."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tf2torch.families.keras_hub.mobilenet.runtime import keras_hub_activation
+from tf2torch.families.keras_hub.common.runtime import keras_hub_activation
 
 
 class KerasHubEfficientNetSE(nn.Module):

@@ -1,5 +1,5 @@
 """Helper modules for keras-hub's MobileNet layers, inlined by source into generated files like
-``helpers.py``'s: each depends only on torch / nn. The blocks work on (N, C, H, W); their BatchNorms use
+``runtime/keras_layers.py``'s: each depends only on torch / nn. The blocks work on (N, C, H, W); their BatchNorms use
 keras-hub's module constants (epsilon 1e-5, Keras momentum 0.9 = torch's 0.1), their absent parts are
 nn.Identity (no weights) so ``fuse()`` finds every FUSIBLE name."""
 
@@ -7,18 +7,7 @@ from __future__ import annotations
 
 from torch import nn
 
-
-def keras_hub_activation(name):
-    """A keras-hub block's activation by the name the converter passes (a literal, never a callable from the
-    file), as Keras 3 computes it: swish = silu = x * sigmoid(x), hard_silu = x * relu6(x + 3) / 6,
-    hard_sigmoid = relu6(x + 3) / 6, gelu the exact erf form, leaky_relu's slope 0.2; None or "linear": the
-    identity."""
-    return {"relu": nn.ReLU, "relu6": nn.ReLU6, "silu": nn.SiLU, "swish": nn.SiLU, "hard_silu": nn.Hardswish,
-            "hard_swish": nn.Hardswish, "hard_sigmoid": nn.Hardsigmoid, "gelu": nn.GELU, "tanh": nn.Tanh,
-            "sigmoid": nn.Sigmoid, "elu": nn.ELU, "selu": nn.SELU, "celu": nn.CELU, "softplus": nn.Softplus,
-            "softsign": nn.Softsign, "mish": nn.Mish, "hard_tanh": nn.Hardtanh, "log_sigmoid": nn.LogSigmoid,
-            "tanh_shrink": nn.Tanhshrink, "leaky_relu": lambda: nn.LeakyReLU(0.2), "linear": nn.Identity,
-            None: nn.Identity}[name]()
+from tf2torch.families.keras_hub.common.runtime import keras_hub_activation
 
 
 class KerasHubSqueezeExcite(nn.Module):

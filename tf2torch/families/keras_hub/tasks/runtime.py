@@ -1,4 +1,4 @@
-"""Helper modules for keras-hub Task heads, inlined by source into generated files like ``helpers.py``'s:
+"""Helper modules for keras-hub Task heads, inlined by source into generated files like ``runtime/keras_layers.py``'s:
 each depends only on torch / nn."""
 
 from __future__ import annotations
