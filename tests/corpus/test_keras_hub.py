@@ -286,8 +286,8 @@ def test_the_block_converters_accept_exactly_the_activations_the_helpers_build()
     """The converters refuse by a name list; the generated helpers build by a table: the two agree."""
     import torch
 
-    from tf2torch.families.keras_hub.common.runtime import keras_hub_activation
     from tf2torch.families.keras_hub.common.converters import ACTIVATIONS
+    from tf2torch.families.keras_hub.common.runtime import keras_hub_activation
 
     built = {name: type(keras_hub_activation(name)).__name__ for name in ACTIVATIONS}
     print(built)
