@@ -41,6 +41,7 @@ class Definition:
     source: str  # its text as in the file (decorators included)
     path: Path
     line: int
+    end: int  # its last line (adjacent assignments stay adjacent when inlined together)
     uses: frozenset[str]  # every identifier its AST references (filtered to the registry by ``deps``)
     value: Any = None  # an assignment's literal value (``constant``), else None
 
@@ -73,7 +74,8 @@ def read_definitions(path: Path) -> list[Definition]:
             continue  # docstring, imports: the generated file's header has its own imports
         source = "".join(lines[start - 1:node.end_lineno]).rstrip()
         uses = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-        found += [Definition(name, source, path, start, uses - {name}, value) for name in names]
+        found += [Definition(name, source, path, start, node.end_lineno or start, uses - {name}, value)
+                  for name in names]
     return found
 
 
@@ -135,8 +137,15 @@ def inline(names: Iterable[str]) -> list[str]:
 
 
 def inline_text(names: Iterable[str]) -> str:
-    """``inline`` as one block, two blank lines between definitions (PEP 8), ending in a newline."""
-    return "\n\n\n".join(inline(names)) + "\n"
+    """``inline`` as one block, ending in a newline: two blank lines between definitions (PEP 8), none between
+    definitions on consecutive lines of one file (a block of constants stays a block)."""
+    defs = registry()
+    chosen = [defs[name] for name in closure(names, defs)]
+    parts = [chosen[0].source] if chosen else []
+    for before, d in zip(chosen, chosen[1:]):
+        adjacent = before.path == d.path and before.end + 1 == d.line
+        parts += ["\n" if adjacent else "\n\n\n", d.source]
+    return "".join(parts) + "\n"
 
 
 def names_in(path: str) -> list[str]:
