@@ -242,7 +242,7 @@ def layers(tf_ops: bool, keras_hub: bool, refused: bool) -> None:
         click.echo("\n".join(f"{name}: {why}; {fix}" for name, (why, fix) in sorted(REFUSED.items())))
         return
     if keras_hub:
-        from .readers import keras_hub as hub
+        from .families.keras_hub.common import args as hub
 
         click.echo("\n".join(hub.supported()))
         return

@@ -25,8 +25,8 @@ from tests.corpus.keras_hub_cases import CASES
 from tests.support.numerics import check, float64_drift
 from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
-from tf2torch.readers import keras_hub as hub_builders
-from tf2torch.readers.keras_hub.functional import AUTO_NAMED
+from tf2torch.families.keras_hub.common import args as hub_builders
+from tf2torch.families.keras_hub.common.functional import AUTO_NAMED
 
 GET_CONFIG_BUGS = {"LlamaTransformerDecoder": {"rope_scaling_factor": lambda op: op.rope_position_scaling_factor},
                    "DeiTEncoder": {"key_dim": lambda op: op.hidden_dim // op.num_heads}}
@@ -286,8 +286,8 @@ def test_the_block_converters_accept_exactly_the_activations_the_helpers_build()
     """The converters refuse by a name list; the generated helpers build by a table: the two agree."""
     import torch
 
-    from tf2torch.codegen.helpers_keras_hub_mobilenet import keras_hub_activation
-    from tf2torch.layers.keras_hub.mobilenet import ACTIVATIONS
+    from tf2torch.families.keras_hub.common.converters import ACTIVATIONS
+    from tf2torch.families.keras_hub.common.runtime import keras_hub_activation
 
     built = {name: type(keras_hub_activation(name)).__name__ for name in ACTIVATIONS}
     print(built)

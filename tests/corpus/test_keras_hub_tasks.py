@@ -20,8 +20,8 @@ from tests.corpus.test_keras_hub import _tensors, functional_config, keras_hub, 
 from tests.support.numerics import check, float64_drift
 from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
-from tf2torch.readers import keras_hub as hub_builders
-from tf2torch.readers.keras_hub.functional import AUTO_NAMED
+from tf2torch.families.keras_hub.common import args as hub_builders
+from tf2torch.families.keras_hub.common.functional import AUTO_NAMED
 
 # name -> (Task class, its arguments, the backbone case it wraps)
 TASKS: dict[str, tuple[str, dict[str, Any], str]] = {

@@ -9,7 +9,6 @@ from torch import nn
 from torch.export import Dim, export
 
 from tf2torch.rewrite import modules
-from tf2torch.rewrite.apply import build_module
 from tf2torch.rewrite.modules import (
     INLINE_CLASSES,
     INLINE_IMPORTS,
@@ -21,6 +20,7 @@ from tf2torch.rewrite.modules import (
 from tf2torch.rewrite.same import plan_same
 from tf2torch.rewrite.same_torch import conv_pad_spec, pool_specs
 from tf2torch.rewrite.same_transpose import tf_same_transpose_padding
+from tf2torch.runtime.apply import build_module
 
 CONV = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}
 SAMPLE = {1: 10, 2: 10, 3: 8}  # spatial size of the export sample per ndim

@@ -2,60 +2,25 @@
 
 from __future__ import annotations
 
-import ast
-from functools import cache
-from pathlib import Path
-
 from ..interface import CHANNELS_FIRST, interface_layout, torch_shape
 from ..layers.base import TensorInfo
 from ..layers.graph import Generated
+from . import library
 from .emit import GeneratedFile, literal
 
-_RUNTIME = Path(__file__).with_name("runtime.py")
-# Where helper classes are defined. Their text is read from the files, never imported: both modules
-# import torch, and converting to safetensors must not (tests/test_lazy_imports.py).
-_HELPERS = tuple(Path(__file__).with_name(f"{name}.py")
-                 for name in ("helpers", "helpers_keras_hub", "helpers_keras_hub_llm", "helpers_keras_hub_t5",
-                              "helpers_keras_hub_mobilenet", "helpers_keras_hub_hgnetv2",
-                              "helpers_keras_hub_dinov2", "helpers_keras_hub_efficientnet",
-                              "helpers_keras_hub_tasks", "helpers_preprocessing"))
-_INLINE_MODULES = Path(__file__).parent.parent / "rewrite" / "modules.py"  # defines INLINE_CLASSES
+# What every generated file carries to load its weights (tf2torch/runtime/weights.py).
+WEIGHT_READER = ("read_weights", "fuse")
 
 
 def runtime_source() -> str:
-    """The weight reader generated files carry: runtime.py minus its docstring and imports."""
-    lines = _RUNTIME.read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("_SAFETENSORS_DTYPES"))
-    return "\n".join(lines[start:]) + "\n"
-
-
-@cache
-def _definitions(path: Path) -> tuple[dict[str, str], dict[str, object]]:
-    """A module file's top-level class and function sources (decorators included, as
-    ``inspect.getsource`` gives them) and its literal constants, read with ``ast``."""
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    sources: dict[str, str] = {}
-    constants: dict[str, object] = {}
-    for node in ast.parse(text, str(path)).body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            sources[node.name] = "".join(lines[start - 1:node.end_lineno])
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                constants[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                pass  # not a literal (a class, a call): not a constant we need
-    return sources, constants
+    """The weight reader generated files carry, with what it uses, from the runtime library."""
+    return library.inline_text(WEIGHT_READER)
 
 
 def helper_sources(names: list[str]) -> list[str]:
-    """Source text of each helper class: SAME-padding modules from ``rewrite/modules.py``
-    (``INLINE_CLASSES``), the others from ``codegen/helpers.py`` and ``codegen/helpers_keras_hub.py``."""
-    inline_sources, constants = _definitions(_INLINE_MODULES)
-    inline = constants.get("INLINE_CLASSES", ())
-    helpers = {name: source for path in _HELPERS for name, source in _definitions(path)[0].items()}
-    return [inline_sources[name] if name in inline else helpers[name] for name in names]  # type: ignore[operator]
+    """Source text of the helper classes ``names`` and of the runtime definitions they use (the runtime
+    library's ``inline``: dependencies first, each once)."""
+    return library.inline(names)
 
 
 def footer(main: str, weights_name: str, input_doc: str, missing: tuple[str, ...] = ()) -> str:

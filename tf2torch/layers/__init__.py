@@ -1,5 +1,7 @@
-"""Keras layer converters. Each module registers its converters on import (explicit list, no ``*``)."""
+"""Keras layer converters. Each module registers its converters on import (explicit list, no ``*``); keras-hub's
+are in their families' folders, found by walking ``tf2torch/families/keras_hub`` (``load("converters")``)."""
 
+from ..families.keras_hub import load as _load_keras_hub  # noqa: E402  (after the layers they import)
 from . import (  # noqa: F401  (registration)
     activation,
     applications,
@@ -12,7 +14,6 @@ from . import (  # noqa: F401  (registration)
     dense,
     einsum,
     image,
-    keras_hub,
     merge,
     misc,
     norm,
@@ -30,3 +31,5 @@ from . import (  # noqa: F401  (registration)
     tf_array,
     wrappers,
 )
+
+_load_keras_hub("converters")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..codegen import library
 from ..codegen.blocks.nest import BLOCK_CLASS, local_name
 from ..codegen.emit import ClassDef, module_source
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
@@ -209,7 +210,8 @@ class GraphConverter:
                 self.out.params.append((key, p))
             self.out.notes += [f"{layer.name}: {n}" for n in conv.notes]
             self.out.sized = self.out.sized or conv.sized
-            self.out.helpers += [h for h in conv.helpers if h not in self.out.helpers]
+            # with what they use (the runtime library computes it): their names are taken in the file too
+            self.out.helpers = library.closure([*self.out.helpers, *conv.helpers])
             if last_module and conv.ops[-1].module is not None:
                 self.out.taps.setdefault(layer.name, prefix + last_module.removeprefix("self."))
                 self.out.tap_layouts.setdefault(layer.name, layouts_rt.normalise(conv.outputs[0]).layout)

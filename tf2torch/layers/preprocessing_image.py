@@ -4,7 +4,7 @@
 ``value_range`` to [0, 255] (skipped when it is [0, 255]), each channel's min and max over the image's
 height and width, ``x * (255 / (max - min)) - min * scale`` clipped to [0, 255], mapped back, and a NaN
 result (a constant channel gives 0 * inf, a NaN pixel NaN bounds) replaced by the input; float32 out.
-The arithmetic is ``codegen/helpers_preprocessing.KerasAutoContrast``'s, step for step.
+The arithmetic is ``runtime/preprocessing.KerasAutoContrast``'s, step for step.
 """
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import FormatError, UnsupportedError
+from ..families.keras_hub.common import args as keras_hub
 from ..spec import Format, GraphSpec, ModelSpec
-from . import h5safe, keras_hub
+from . import h5safe
 from .h5load import check_stamp, file_stamp, keras_major, keras_release, load_variable
 from .jsonsafe import load_json
 from .keras_assets import read_assets

@@ -8,13 +8,11 @@ is ``tf2torch.pipelines.onto_model``.
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any
 
 from ..map.account import Report
 from ..spec import ModelSpec
-from . import apply as apply_module
 from .patch_same import Rewrite
 from .sources import window_kind
 from .ties import Ties
@@ -59,13 +57,13 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
     """A model.py that imports the user's file from where it is, applies the rewrites, and has
     build_model/load_model; runnable without tf2torch."""
     from .. import userfile
+    from ..codegen import library
     from ..codegen.emit import literal
     from ..codegen.model_file import footer
-    from . import modules
 
     user_file = path.resolve()
-    apply_src = inspect.getsource(apply_module)
-    apply_src = apply_src[apply_src.index("class TFPadBefore"):]
+    # the user-file loader, the SAME modules and the rewrites, with what they use: one runtime library
+    runtime = library.inline_text(["import_python_file", "SamePad", "SamePool", *library.names_in("runtime/apply.py")])
     table = ",\n".join(f"    ({literal(r.kind)}, {literal(r.path)}, {literal(r.args)}),  # {literal(r.why)}"
                        for r in rewrites)
     lines = [
@@ -86,13 +84,7 @@ def render_patched(path: Path, attr: str, rewrites: list[Rewrite], weights_name:
         f"USER_CALLABLE = {literal(attr)}",
         "",
         "",
-        userfile.inline_source().rstrip(),  # the same rule as at conversion and in verify
-        "",
-        "",
-        modules.inline_source("SamePad", "SamePool"),
-        "",
-        "",
-        apply_src.rstrip(),
+        runtime.rstrip(),  # import_python_file: the same rule as at conversion and in verify
         "",
         "",
         f"TF2TORCH_REWRITES = (\n{table}\n)" if rewrites else "TF2TORCH_REWRITES = ()",

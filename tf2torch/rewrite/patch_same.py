@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from .apply import apply_rewrites, build_module
+from ..runtime.apply import apply_rewrites, build_module
 from .same import plan_same
 from .same_torch import pool_specs
 from .sources import per_dim, window_kind

@@ -1,7 +1,7 @@
 """A ``SamePlan`` (``same.py``) spelled as torch modules, by class name (no torch import here).
 
 Generated code (``layers/padding.py``) turns these specs into module constructors in the model file;
-patched user models (``rewrite/apply.py``) build them with ``build_module``. Both take the same spec
+patched user models (``runtime/apply.py``) build them with ``build_module``. Both take the same spec
 for the same plan, so a Keras model and a user's port of it get the same modules:
 
 ===========  ===============================  =====================================  ======================

@@ -1,0 +1,1 @@
+"""keras-hub's BERT-style encoders (BERT, RoBERTa, DistilBERT, ALBERT, ...): the graph builder."""

@@ -1,0 +1,1 @@
+"""What keras-hub's families share: the builders' registry, the Functional graph writer, Keras layer configs, shared converters (embeddings, Transformer encoder/decoder blocks) and their runtime helpers."""

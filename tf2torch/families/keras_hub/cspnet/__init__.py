@@ -1,0 +1,1 @@
+"""keras-hub's CSPNet backbones: the graph builder."""

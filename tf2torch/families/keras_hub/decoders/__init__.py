@@ -1,0 +1,1 @@
+"""keras-hub's GPT-2-style decoders: the graph builder."""

@@ -1,0 +1,1 @@
+"""keras-hub's DINOv2 backbone: builder, converters, runtime helpers."""

@@ -1,0 +1,1 @@
+"""keras-hub's EfficientNet backbones: builder, converters, runtime helpers."""

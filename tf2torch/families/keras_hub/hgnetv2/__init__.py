@@ -1,0 +1,1 @@
+"""keras-hub's HGNetV2 backbones: builder, converters, runtime helpers."""

@@ -1,0 +1,1 @@
+"""keras-hub's MiT (SegFormer) backbone: builder, converters, runtime helpers."""

@@ -1,0 +1,1 @@
+"""keras-hub's MobileNet backbones: builder, converters, runtime helpers."""

@@ -1,0 +1,1 @@
+"""keras-hub's ResNet backbones: the graph builder."""

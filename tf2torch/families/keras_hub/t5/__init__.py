@@ -1,0 +1,1 @@
+"""keras-hub's T5: builder, converters, runtime helpers."""

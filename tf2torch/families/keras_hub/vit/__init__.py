@@ -1,0 +1,1 @@
+"""keras-hub's ViT and DeiT backbones: builder, converters, runtime helpers."""

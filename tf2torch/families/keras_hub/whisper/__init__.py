@@ -1,0 +1,1 @@
+"""keras-hub's Whisper backbone: the graph builder."""
