@@ -9,15 +9,14 @@ functions that need them, so ``import tf2torch`` stays cheap.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .map.account import Report
 from .options import WEIGHT_FORMATS, ConvertOptions
+from .pipelines import Conversion
+from .plan import TensorPlan
 from .spec import ModelSpec
-from .write.plan import TensorPlan
 
 __all__ = ["WEIGHT_FORMATS", "Conversion", "ConvertOptions", "convert", "read", "verify"]
 
@@ -42,18 +41,6 @@ def read(path: str | Path, *, verify_crc: bool = True, config: str | Path | None
     from .readers.detect import read as read_source  # the readers' own dispatch, by detected format
 
     return read_source(Path(path), verify_crc=verify_crc, config=Path(config) if config is not None else None)
-
-
-@dataclass
-class Conversion:
-    """What ``convert`` did: the report, the plans it wrote (or would write), and the files."""
-
-    report: Report
-    plans: list[TensorPlan]
-    model_source: str | None  # model.py text (None for a bare state_dict)
-    out_dir: Path | None  # None for a dry run
-    files: list[str] = field(default_factory=list)
-    taps: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path (for verify)
 
 
 def convert(

@@ -187,7 +187,7 @@ CHILD = textwrap.dedent("""
     import numpy as np
     from tf2torch.dtypes import by_name
     from tf2torch.write.atomic import atomic_write_file, staged_output
-    from tf2torch.write.plan import TensorPlan
+    from tf2torch.plan import TensorPlan
     from tf2torch.write.safetensors import write_safetensors
 
     def produce():

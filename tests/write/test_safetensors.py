@@ -20,9 +20,9 @@ from tests.readers.test_mapped_reads import mapping_rss
 from tf2torch.dtypes import by_name
 from tf2torch.errors import OutputError, Tf2TorchError, UnsupportedError, UsageError
 from tf2torch.pages import Pages
+from tf2torch.plan import TensorPlan
 from tf2torch.write import pipeline as write_pipeline
 from tf2torch.write import safetensors as st_writer
-from tf2torch.write.plan import TensorPlan
 from tf2torch.write.safetensors import build_header, write_safetensors
 from tf2torch.write.torch_pt import to_torch
 

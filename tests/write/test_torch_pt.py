@@ -13,8 +13,8 @@ import torch
 
 from tf2torch.dtypes import by_name
 from tf2torch.errors import OutputError, Tf2TorchError, UnsupportedError
+from tf2torch.plan import TensorPlan
 from tf2torch.write import pipeline
-from tf2torch.write.plan import TensorPlan
 from tf2torch.write.torch_pt import to_torch, write_pt
 
 from .test_safetensors import CASES, case, plans_of, random_array

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..layers.base import Module
+from .ir import Module
 from .lifetimes import free_early, fusible, inplace_safe
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

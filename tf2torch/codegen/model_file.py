@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..interface import CHANNELS_FIRST, interface_layout, torch_shape
-from ..layers.base import TensorInfo
-from ..layers.graph import Generated
 from . import library
 from .emit import GeneratedFile, literal
+from .generated import Generated
+from .ir import TensorInfo
 
 # What every generated file carries to load its weights (tf2torch/runtime/weights.py).
 WEIGHT_READER = ("read_weights", "fuse")

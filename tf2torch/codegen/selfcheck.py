@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UnsupportedError
-from ..layers.base import Module
+from .ir import Module
 
 Shape = tuple[int, ...]
 

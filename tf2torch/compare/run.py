@@ -126,10 +126,10 @@ def _reference(source: Path, outdir: OutDir, tf_inputs: tuple[str, ...], tf_outp
         from .run_savedmodel import SavedModelReference
 
         return SavedModelReference(where, outdir)
-    from ..api import read
+    from ..readers.detect import read
     from .run_tf import KerasReference
 
-    spec = read(where)
+    spec = read(Path(where))
     if spec.graph is None:
         raise UsageError(f"{source}: holds weights only; verify needs the whole model (model.save(...)) to run "
                          "it in TensorFlow")

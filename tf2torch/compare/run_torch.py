@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FormatError, UnsupportedError
-from ..userfile import import_python_file
+from ..runtime.userfile import import_python_file  # (the one loader, as generated files carry it)
 
 
 @dataclass

@@ -19,8 +19,8 @@ from ..map.account import Entry, Report
 from ..map.match import TargetParam
 from ..map.plan import onto_model
 from ..map.target import target_params
+from ..plan import TensorPlan
 from ..readers.jsonsafe import load_json
-from ..write.plan import TensorPlan
 from . import CONFIG, repo, target, write
 
 
@@ -28,11 +28,11 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
                  dtype: str | None = None, force: bool = False, dry_run: bool = False,
                  report_path: str | Path | None = None, max_shard_size: int | None = None,
                  progress: Callable[[TensorPlan, int], None] | None = None) -> Any:
-    """Convert the repository ``source`` into ``out_dir``; returns an ``api.Conversion``.
+    """Convert the repository ``source`` into ``out_dir``; returns a ``Conversion``.
 
     ``max_shard_size``: bytes per ``model-0000i-of-0000N.safetensors`` (default ``write.MAX_SHARD_SIZE``,
     read at call time so that tests can lower it)."""
-    from ..api import Conversion
+    from ..pipelines import Conversion
 
     root = Path(source)
     if not root.is_dir() or not (root / CONFIG).is_file():

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..map.account import Report
+from ..plan import TensorPlan
 from ..write.atomic import staged_output
-from ..write.plan import TensorPlan
 from ..write.safetensors import write_safetensors
 from . import CONFIG
 from .repo import Repo

@@ -12,8 +12,8 @@ from .. import dtypes
 from ..dtypes import DType
 from ..errors import UnsupportedError
 from ..map.plan import plan_tensor
+from ..plan import TensorPlan
 from ..spec import GraphSpec, ModelSpec
-from ..write.plan import TensorPlan
 from .base import Param
 from .graph import Generated, GraphConverter, Options
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from ..codegen import library
 from ..codegen.blocks.nest import BLOCK_CLASS, local_name
 from ..codegen.emit import ClassDef, module_source
+from ..codegen.generated import Generated
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
 from ..codegen.selfcheck import check_param
 from ..errors import Tf2TorchError, UnsupportedError
 from ..interface import output_channels_first
 from ..spec import GraphSpec, LayerSpec, TensorRef
 from . import layouts_rt, masks
-from .base import Ctx, Param, TensorInfo
+from .base import Ctx, TensorInfo
 from .graph_inputs import first_consumer_wants, input_infos
 from .registry import lookup
 
@@ -43,19 +44,6 @@ class Options:
     keras_release: tuple[int, int] | None = None  # (major, minor) of the Keras that saved the file, if known
     scoped: bool = False  # module attributes nested by the layers' "/" scopes (TF graphs)
     blocks: bool = True  # repeated blocks of layers as one class per kind (codegen/blocks/)
-
-
-@dataclass
-class Generated:
-    classes: list[ClassDef] = field(default_factory=list)  # nested classes first, the model last
-    params: list[tuple[str, Param]] = field(default_factory=list)  # (state_dict key, param)
-    taps: dict[str, str] = field(default_factory=dict)  # Keras layer name -> module path (verify hooks)
-    tap_layouts: dict[str, str] = field(default_factory=dict)  # Keras layer name -> its output's layout
-    notes: list[str] = field(default_factory=list)
-    helpers: list[str] = field(default_factory=list)
-    sized: bool = False  # some layer's static TF 'SAME' padding holds only for the input size (model_file)
-    inputs: list[tuple[str, TensorInfo]] = field(default_factory=list)
-    outputs: list[TensorInfo] = field(default_factory=list)
 
 
 @dataclass

@@ -14,8 +14,8 @@ import numpy as np
 from .. import dtypes
 from ..dtypes import DType
 from ..errors import MappingError
+from ..plan import TensorPlan
 from ..spec import Format, ModelSpec, Variable
-from ..write.plan import TensorPlan
 from . import layouts
 from .account import Entry, Report
 from .layouts import Layout

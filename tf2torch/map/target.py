@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..userfile import import_python_file
+from ..runtime.userfile import import_python_file  # (the one loader, as generated files carry it)
 from .match import TargetParam
 
 

@@ -9,14 +9,8 @@
 checks the report the mode returns, for every mode alike. A new mode (a Hugging Face repository onto
 its transformers twin, a TFLite file) is one module here with a ``run`` and one line in ``MODES``.
 
-Layers, each importing only from those before it at module level (a higher one only inside a function):
-  1. errors · dtypes · spec · interface · options (``ConvertOptions``) · write.plan (the lazy tensor plan)
-  2. readers (sources → ``ModelSpec``; ``readers.detect.read`` is the one source dispatch)
-  3. map (selection, matching, the one accounting step ``map.ledger``, the report ``map.account``)
-  4. layers · tfgraph · rewrite · codegen (converters, lowering, patching, rendering) · write
-  5. pipelines (this package: orchestration only; the converters and matchers stay where they are)
-  6. api (read → pick → run → contract → write)
-  7. cli (parses and prints)
+Layers: ``docs/architecture.md`` ("Layers") states the order, ``tests/test_layering.py`` holds every import
+to it (inside functions too): this package sits above the converters and below ``api``.
 The mode modules are imported only when picked: they load the heavy converters of their mode alone.
 """
 
@@ -25,11 +19,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..map.account import Report
 from ..options import ConvertOptions
+from ..plan import TensorPlan
 from ..spec import ModelSpec
-from ..write.plan import TensorPlan
 
 
 @dataclass
@@ -39,6 +34,19 @@ class Outcome:
     plans: list[TensorPlan]
     report: Report
     model_source: str | None = None  # None for a bare state_dict
+    taps: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path (for verify)
+
+
+@dataclass
+class Conversion:
+    """What ``convert`` did: the report, the plans it wrote (or would write), and the files (``tf2torch.hf``,
+    a mode with a writer of its own, returns one too)."""
+
+    report: Report
+    plans: list[TensorPlan]
+    model_source: str | None  # model.py text (None for a bare state_dict)
+    out_dir: Path | None  # None for a dry run
+    files: list[str] = field(default_factory=list)
     taps: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path (for verify)
 
 

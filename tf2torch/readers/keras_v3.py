@@ -10,7 +10,6 @@ also tags each ``vars`` group with the owner's name; we check it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import h5py
 
 from ..errors import FormatError
+from ..keras_names import snake_case
 from ..spec import GraphSpec, Role, Variable
 from . import h5attrs, h5safe
 from .h5load import LoaderFactory, variable
@@ -188,14 +188,3 @@ def _entries(entry: Mapping[str, Any]) -> list[Any]:
 
 
 _PYTHON_CLASS = {"GroupQueryAttention": "GroupedQueryAttention"}  # config name -> the class weights are saved by
-
-
-def snake_case(class_name: str, keras_version: int) -> str:
-    """The group name Keras derives from a class name (``naming.to_snake_case``)."""
-    if keras_version == 2:  # tf_keras generic_utils.to_snake_case: digits join the word before them
-        name = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", class_name)
-        name = re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
-        return name if not name.startswith("_") else "private" + name
-    name = re.sub(r"\W+", "", class_name)
-    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()

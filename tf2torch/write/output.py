@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..map.account import Report
+from ..plan import TensorPlan
 from .atomic import atomic_write_file, staged_output
-from .plan import TensorPlan
 
 
 def write_outputs(out_dir: Path, plans: list[TensorPlan], report: Report, model_source: str | None,

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pages import Pages
+from ..plan import TensorPlan, produce_checked
 from ..strided import copy_into
-from .plan import TensorPlan, produce_checked
 
 PIPELINE_BYTES = 64 << 20  # bytes handed to the writer and not yet written
 PART_BYTES = 4 << 20  # a contiguous tensor is handed over in parts of this size

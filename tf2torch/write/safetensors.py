@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..errors import OutputError, Tf2TorchError, UnsupportedError, UsageError
+from ..plan import TensorPlan, check_plans
 from . import pipeline
-from .plan import TensorPlan, check_plans
 
 # Data order: safetensors' own `prepare` sorts by dtype (descending, in the order of its Rust `Dtype`
 # enum) and then by key. With 8-byte items first and 1-byte last, every tensor starts at a multiple of

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import MissingDependencyError, OutputError, Tf2TorchError, UnsupportedError
+from ..plan import TensorPlan, check_plans, produce_checked
 from .pipeline import WRITE_BYTES, pieces
-from .plan import TensorPlan, check_plans, produce_checked
 from .torch_zip import ALIGNMENT, TorchArchive
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from ..emit import ClassDef, literal
 from ..namespace import Namespace
 
 if TYPE_CHECKING:
-    from ...layers.graph import Generated
+    from ..generated import Generated
 
 _MIN_CHAIN = 2
 _PLURAL = ("block", "layer", "unit", "cell", "stage")  # conv4_block2 … -> conv4_blocks

@@ -139,6 +139,6 @@ def expand(entry: Any, where: str) -> Any:
 
 def _load() -> None:
     """Every family's builders register themselves on import; the families are found by walking the package."""
-    from .. import load
+    from ..discover import load
 
     load("builder")

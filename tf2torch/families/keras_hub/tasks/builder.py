@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....errors import UnsupportedError
-from ....readers.keras_v3 import snake_case
+from ....keras_names import snake_case
 from ..common.args import PREFIX, Args, builds, expand
 from ..common.functional import FunctionalGraph, Ref, sliced
 

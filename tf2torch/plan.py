@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..dtypes import DType
-from ..errors import Tf2TorchError, UnsupportedError
+from .dtypes import DType
+from .errors import Tf2TorchError, UnsupportedError
 
 if TYPE_CHECKING:  # (imported by the functions that handle arrays: planning needs no numpy)
     import numpy as np
@@ -109,7 +109,7 @@ def produce_checked(plan: TensorPlan, *, contiguous: bool = True) -> np.ndarray:
             "the layout step and its declared output shape disagree"
         )
     if contiguous and not array.flags.c_contiguous:
-        from ..strided import contiguous as copy_contiguous
+        from .strided import contiguous as copy_contiguous
 
         array = copy_contiguous(array)
     return array
