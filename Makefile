@@ -22,8 +22,10 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # CI runs this (see .ci/run). TF2TORCH_REQUIRE_TF=1 turns "TensorFlow missing" into a failure, not a skip.
+# Two workers (pytest-xdist), one test file each at a time (--dist loadfile: a file's module-scoped models are
+# built once): most tests run one thread at a time, so the two cores halve the wall time (10m51s -> 7m09s here).
 test: $(STAMP) hf5-venv
-	TF2TORCH_REQUIRE_TF=1 $(PY) -m pytest -q -p no:cacheprovider
+	TF2TORCH_REQUIRE_TF=1 $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
 
 # The quick lane while editing: no TensorFlow in the process. TF2TORCH_FAST=1 makes tests/conftest.py block
 # tensorflow, keras, tf_keras, transformers, keras_hub and tf_slim before collection, deselect the tests marked `tf`
