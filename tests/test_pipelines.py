@@ -66,3 +66,15 @@ def test_one_copy_rule_by_tf_name_or_by_first_scope():
     kept, dropped = drop_copies([*unused, *used])  # before matching: the first in sorted order stays
     assert dropped == {"variables/0": "_all_variables/3", "shared/emb": "encoder/emb"}
     assert {v.name for v in kept} == {"_all_variables/3", "encoder/emb", "decoder/emb"}
+
+
+def test_a_transformers_repo_is_a_config_without_a_savedmodel_or_checkpoint_beside_it(tmp_path) -> None:
+    from tf2torch import hf
+
+    (tmp_path / "config.json").write_text("{}")
+    assert hf.is_repo(tmp_path)
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')  # a TF checkpoint directory
+    assert not hf.is_repo(tmp_path)
+    (tmp_path / "checkpoint").unlink()
+    (tmp_path / "saved_model.pb").write_bytes(b"")
+    assert not hf.is_repo(tmp_path)

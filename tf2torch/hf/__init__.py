@@ -22,8 +22,10 @@ CONFIG = "config.json"
 
 
 def is_repo(source: str | Path) -> bool:
-    """A directory with a ``config.json`` and no ``saved_model.pb``: a transformers repository.
+    """A directory with a ``config.json`` and neither ``saved_model.pb`` nor a ``checkpoint`` file: a
+    transformers repository.
 
-    (A SavedModel directory stays with the SavedModel reader even if someone put a config beside it.)"""
+    (A SavedModel or a TF checkpoint directory stays with its own reader even if a config sits beside it.)"""
     path = Path(source)
-    return path.is_dir() and (path / CONFIG).is_file() and not (path / "saved_model.pb").is_file()
+    return (path.is_dir() and (path / CONFIG).is_file() and not (path / "saved_model.pb").is_file()
+            and not (path / "checkpoint").is_file())
