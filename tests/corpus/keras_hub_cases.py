@@ -52,6 +52,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "qwen3_epsilon": ("Qwen3Backbone", dict(LLM, vocabulary_size=50, head_dim=8, layer_norm_epsilon=1e-3,
                                             rope_scaling_factor=2.0, sliding_window_size=None,
                                             tie_word_embeddings=False)),
+    # Qwen 2 / 2.5: biased query/key/value projections; the second with Qwen 2.5's rope wavelength, a window of 3,
+    # a scaled rope, an epsilon far from the default and an untied output embedding
+    "qwen": ("QwenBackbone", dict(LLM, vocabulary_size=50)),
+    "qwen_window": ("QwenBackbone", dict(LLM, vocabulary_size=50, rope_max_wavelength=1000000, rope_scaling_factor=2.0,
+                                         layer_norm_epsilon=1e-3, use_sliding_window_attention=True,
+                                         sliding_window_size=3, tie_word_embeddings=False)),
     "vit": ("ViTBackbone", dict(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,
                                 mlp_dim=16)),
     "gemma": ("GemmaBackbone", dict(LLM, vocabulary_size=50, head_dim=4)),

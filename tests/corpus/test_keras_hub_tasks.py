@@ -51,7 +51,8 @@ TASKS: dict[str, tuple[str, dict[str, Any], str]] = {
     "mobilenet_classifier": ("MobileNetImageClassifier", dict(num_classes=3, num_features=16), "mobilenet_v3_small"),
     **{f"{case}_causal_lm": (f"{cls}CausalLM", {}, case) for case, cls in (
         ("gpt2", "GPT2"), ("opt", "OPT"), ("llama", "Llama"), ("mistral", "Mistral"), ("gemma2", "Gemma"),
-        ("qwen3", "Qwen3"), ("qwen3_epsilon", "Qwen3"), ("llama3_1", "Llama3"))},
+        ("qwen3", "Qwen3"), ("qwen3_epsilon", "Qwen3"), ("llama3_1", "Llama3"),
+        ("qwen", "Qwen"), ("qwen_window", "Qwen"))},
     **{f"{case}_masked_lm": (f"{cls}MaskedLM", {}, case) for case, cls in (
         ("bert", "Bert"), ("albert", "Albert"), ("roberta", "Roberta"), ("distil_bert", "DistilBert"))},
     "t5_seq2seq_lm": ("T5Seq2SeqLM", {}, "t5"),
