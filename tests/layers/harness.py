@@ -155,14 +155,18 @@ def check_controlled(model: torch.nn.Module, conversion: Any, xs: list[np.ndarra
 
 def check_file(path: Path, keras_model: Any, xs: list[np.ndarray], *, rtol: float, atol: float,
                label: str, controlled: bool = False, **options: Any) -> tuple[list[Diff], Any]:
-    """Convert ``path`` in memory, run it on ``xs`` and compare with ``keras_model`` on the same;
-    ``controlled``: also the rule with its float64 control (``check_controlled``), for tolerances above 1e-5."""
+    """Convert ``path`` in memory, run it on ``xs`` and compare with ``keras_model`` on the same: element-wise
+    (``rtol``/``atol``) and by the project's rule (tests/support/numerics.py), 1e-6 relative over each output, or
+    with ``controlled`` within a few times the model's own float64 drift (``check_controlled``: deep nets)."""
     model, conversion = convert_in_memory(path, **options)
     outs = run_torch(model, conversion, xs)
     expected = keras_outputs(keras_model, xs)
     diffs = compare(outs, expected, _layouts(conversion, "outputs"), rtol=rtol, atol=atol, label=label)
     if controlled:
         check_controlled(model, conversion, xs, expected, label)
+    else:
+        for i, (t, k, layout) in enumerate(zip(outs, expected, _layouts(conversion, "outputs"), strict=True)):
+            check(to_keras_layout(t, k, layout, f"{label} output {i}"), k, f"{label} output {i}")
     if options.get("channels_last"):
         assert set(_layouts(conversion, "inputs") + _layouts(conversion, "outputs")) == {"keras"}
     return diffs, conversion
