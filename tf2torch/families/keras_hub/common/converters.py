@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ....layers.base import Ctx, Param
-from ....layers.common import _name_of, param
+from ....layers.common import _name_of, cfg_int, param
 from ....map import layouts
 from ....spec import Variable
 
@@ -89,3 +89,16 @@ def block_activation(ctx: Ctx, activation: Any) -> str | None:
     if name not in ACTIVATIONS:
         raise ctx.unsupported(f"activation {activation!r} is not supported")
     return name
+
+
+def gated_decoder_shape(ctx: Ctx) -> tuple[int, int, int, int]:
+    """(width, intermediate width, query heads, key/value heads) of a Llama-style gated decoder block (Llama,
+    Mistral, Qwen 2, Qwen3), refusing what keras-hub never builds: another activation than silu, a query head
+    count that is not a multiple of the key/value heads, an input of unknown width."""
+    if ctx.config.get("activation", "silu") != "silu":
+        raise ctx.unsupported(f"activation {ctx.config.get('activation')!r}; keras-hub builds these blocks with silu")
+    hidden, inner = ctx.x.shape[-1], cfg_int(ctx, "intermediate_dim")
+    q_heads, kv_heads = cfg_int(ctx, "num_query_heads"), cfg_int(ctx, "num_key_value_heads")
+    if hidden is None or q_heads % kv_heads:
+        raise ctx.unsupported(f"num_query_heads={q_heads} with num_key_value_heads={kv_heads} on width {hidden}")
+    return hidden, inner, q_heads, kv_heads

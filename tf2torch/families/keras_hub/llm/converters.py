@@ -7,7 +7,7 @@ from __future__ import annotations
 from ....layers.base import Converted, Ctx, Module, Op
 from ....layers.common import bind, cfg_bool, cfg_float, cfg_int, param
 from ....layers.registry import converter
-from ..common.converters import HUB, sublayer_weights
+from ..common.converters import HUB, gated_decoder_shape, sublayer_weights
 from ..common.converters_encoder import padding_mask
 
 _LLAMA, _MISTRAL, _QWEN3 = (HUB + c for c in ("LlamaTransformerDecoder", "MistralTransformerDecoder",
@@ -77,13 +77,8 @@ def _rope(ctx: Ctx) -> tuple[float, bool, tuple[float, ...] | None]:
 @converter(_LLAMA, _MISTRAL, _QWEN3, wants="keras")
 def llama_decoder(ctx: Ctx) -> Converted:
     masked = padding_mask(ctx, "decoder_padding_mask", {})
-    if ctx.config.get("activation", "silu") != "silu":
-        raise ctx.unsupported(f"activation {ctx.config.get('activation')!r}; keras-hub builds these blocks with silu")
-    hidden, inner = ctx.x.shape[-1], cfg_int(ctx, "intermediate_dim")
-    q_heads, kv_heads = cfg_int(ctx, "num_query_heads"), cfg_int(ctx, "num_key_value_heads")
+    hidden, inner, q_heads, kv_heads = gated_decoder_shape(ctx)
     head = cfg_int(ctx, "head_dim") if ctx.config.get("head_dim") is not None else hidden // q_heads
-    if q_heads % kv_heads:
-        raise ctx.unsupported(f"num_query_heads={q_heads} is not a multiple of num_key_value_heads={kv_heads}")
     scaling, reciprocal, smoothing = _rope(ctx)
     window = {_MISTRAL: ctx.config.get("sliding_window"), _QWEN3: ctx.config.get("sliding_window_size")}.get(
         ctx.layer.class_name) or None  # Qwen3: 0 / None mean no window

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from ....layers.base import Converted, Ctx, Module, Op
-from ....layers.common import bind, cfg_bool, cfg_float, cfg_int, param
+from ....layers.common import bind, cfg_bool, cfg_float, param
 from ....layers.registry import converter
-from ..common.converters import HUB, sublayer_weights
+from ..common.converters import HUB, gated_decoder_shape, sublayer_weights
 from ..common.converters_encoder import padding_mask
 
 
@@ -32,12 +32,7 @@ def _positive(ctx: Ctx, key: str, default: float) -> float:
 @converter(HUB + "QwenTransformerDecoder", wants="keras")
 def qwen_decoder(ctx: Ctx) -> Converted:
     masked = padding_mask(ctx, "decoder_padding_mask", {})
-    if ctx.config.get("activation", "silu") != "silu":
-        raise ctx.unsupported(f"activation {ctx.config.get('activation')!r}; keras-hub builds these blocks with silu")
-    hidden, inner = ctx.x.shape[-1], cfg_int(ctx, "intermediate_dim")
-    q_heads, kv_heads = cfg_int(ctx, "num_query_heads"), cfg_int(ctx, "num_key_value_heads")
-    if hidden is None or q_heads % kv_heads:
-        raise ctx.unsupported(f"num_query_heads={q_heads} with num_key_value_heads={kv_heads} on width {hidden}")
+    hidden, inner, q_heads, kv_heads = gated_decoder_shape(ctx)
     # QwenDecoder's own defaults (4096, off) are never used: the backbone passes the window to the block; the
     # graph writes it into the block's config (the block's get_config drops it)
     window = None
