@@ -9,29 +9,30 @@ import pytest
 import torch
 
 from tests.conftest import require_keras
+from tests.support.code import expr, stmts, text
 from tests.util import convert_in_memory, load_source
 from tf2torch.codegen.lifetimes import free_early
 
 
 def test_a_chain_flows_through_one_name_and_strings_stay():
     lines = ["conv1 = self.conv1(image)", "bn = self.bn(conv1, 'conv1')", "out = F.pad(bn, [0, 1], mode='constant')"]
-    body, returns = free_early(lines, ["image"], ["out"])
-    assert body == ["x = self.conv1(image)", "x = self.bn(x, 'conv1')", "out = F.pad(x, [0, 1], mode='constant')"]
-    assert returns == ["out"]
+    body, returns = free_early(stmts(lines), ["image"], [expr("out")])
+    assert text(body) == ["x = self.conv1(image)", "x = self.bn(x, 'conv1')", "out = F.pad(x, [0, 1], mode='constant')"]
+    assert returns == [expr("out")]
 
 
 def test_branch_points_are_deleted_after_their_last_use_and_outputs_kept():
     lines = ["a = self.c1(inp)", "b = self.c2(a)", "c = a + b", "d = self.r(c)", "e = torch.cat([d, a], dim=1)"]
-    body, returns = free_early(lines, ["inp"], ["e", "b"])
-    print("\n".join(body))
-    assert body == ["a = self.c1(inp)", "b = self.c2(a)", "x = a + b", "x = self.r(x)", "e = torch.cat([x, a], dim=1)",
+    body, returns = free_early(stmts(lines), ["inp"], [expr("e"), expr("b")])
+    print("\n".join(text(body)))
+    assert text(body) == ["a = self.c1(inp)", "b = self.c2(a)", "x = a + b", "x = self.r(x)", "e = torch.cat([x, a], dim=1)",
                     "del a"]
-    assert returns == ["e", "b"]
+    assert returns == [expr("e"), expr("b")]
 
 
 def test_a_name_already_taken_is_not_used_for_the_chain():
-    body, _ = free_early(["y = self.a(x)", "z = self.b(y)"], ["x"], ["z"])
-    assert body == ["h = self.a(x)", "z = self.b(h)"]
+    body, _ = free_early(stmts(["y = self.a(x)", "z = self.b(y)"]), ["x"], [expr("z")])
+    assert text(body) == ["h = self.a(x)", "z = self.b(h)"]
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +94,9 @@ def test_static_padding_refuses_another_input_size():
             model(torch.zeros(1, 3, 20, 20))
 
 
-MODULES = {"conv": "nn.Conv2d(3, 4, 3)", "bn": "nn.BatchNorm2d(4)", "relu": "nn.ReLU()", "relu2": "nn.ReLU()",
-           "drop": "nn.Dropout(0.1)", "act": "nn.ReLU6()"}
+MODULES = {attr: expr(ctor) for attr, ctor in {
+    "conv": "nn.Conv2d(3, 4, 3)", "bn": "nn.BatchNorm2d(4)", "relu": "nn.ReLU()", "relu2": "nn.ReLU()",
+    "drop": "nn.Dropout(0.1)", "act": "nn.ReLU6()"}.items()}
 
 
 @pytest.mark.parametrize(("lines", "inputs", "expected"), [
@@ -107,7 +109,7 @@ MODULES = {"conv": "nn.Conv2d(3, 4, 3)", "bn": "nn.BatchNorm2d(4)", "relu": "nn.
 def test_activations_run_in_place_only_where_nothing_else_reads_their_input(lines, inputs, expected):
     from tf2torch.codegen.lifetimes import inplace_safe
 
-    assert inplace_safe(lines, MODULES, inputs) == expected
+    assert inplace_safe(stmts(lines), MODULES, inputs) == expected
 
 
 def test_inference_form_with_in_place_activations_matches_the_readable_form(tmp_path):
@@ -143,4 +145,4 @@ def test_inference_form_with_in_place_activations_matches_the_readable_form(tmp_
 def test_fusible_pairs(lines, pairs):
     from tf2torch.codegen.lifetimes import fusible
 
-    assert fusible(lines, MODULES) == pairs
+    assert fusible(stmts(lines), MODULES) == pairs

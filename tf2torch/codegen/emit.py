@@ -1,9 +1,10 @@
 """Render generated model classes to Python source: a value (text), written later by the writer.
 
-The emitter only ever writes: identifiers allocated by a ``Namespace``, literals rendered by
-``literal`` (numbers, booleans, None, tuples, and strings via ``repr``), expression templates written by
-tf2torch's converters, and helper classes from tf2torch's own source. Nothing from an input file is
-pasted in as code.
+A class is held as nodes (``codegen/nodes.py``: module constructors, forward statements, return
+values) until ``render``: the passes (``lifetimes``, ``blocks``) work on the nodes, and text is made here,
+once. The emitter only ever writes identifiers allocated by a ``Namespace``, literals (numbers, booleans,
+None, tuples, and strings via ``repr``), the nodes tf2torch's converters made, and helper classes from
+tf2torch's own source. Nothing from an input file is pasted in as code.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import nodes as n
 from .ir import Module
 from .lifetimes import free_early, fusible, inplace_safe
 
@@ -40,15 +42,61 @@ def literal(value: Any) -> str:
     raise TypeError(f"not a literal: {type(value).__name__}")
 
 
-def module_source(module: Module) -> str:
+def module_node(module: Module) -> n.Call:
+    """The constructor call of a converter's module, its arguments literals (checked: plain data only)."""
     if not _CLS.match(module.cls):
         raise ValueError(f"bad module class {module.cls!r}")
-    args = [literal(a) for a in module.args]
-    for key, value in module.kwargs:
+    for key, _ in module.kwargs:
         if not _IDENT.match(key):
             raise ValueError(f"bad keyword {key!r}")
-        args.append(f"{key}={literal(value)}")
-    return f"{module.cls}({', '.join(args)})"
+    for value in (*module.args, *(v for _, v in module.kwargs)):
+        literal(value)  # refuses anything that is not plain data
+    return n.Call(n.Ref(module.cls), tuple(n.lit(a) for a in module.args),
+                  tuple((k, n.lit(v)) for k, v in module.kwargs))
+
+
+_WIDTH = 110  # the project's line length: a longer container or block constructor is wrapped
+
+
+def _wraps(node: n.Expr) -> bool:
+    """Containers of modules (``nn.Sequential(...)``, a Stack's list) and block classes built with keyword
+    arguments only (``ConvBlock(conv1_in=32, ...)``) are wrapped; a converter's one module reads best on one line."""
+    if isinstance(node, n.List):
+        return True
+    return isinstance(node, n.Call) and (any(isinstance(a, (n.Call, n.List, n.ListComp, n.Starred)) for a in node.args)
+                                         or (not node.args and bool(node.kwargs)))
+
+
+def wrapped(node: n.Expr, indent: int, used: int = 0) -> str:
+    """``node`` rendered, a container or block constructor that does not fit in the line (``used``
+    characters of it are taken after the ``indent``) broken over rows under ``indent``."""
+    text = n.render(node)
+    if indent + used + len(text) <= _WIDTH or not _wraps(node):
+        return text
+    if isinstance(node, n.Call) and (node.args or node.kwargs):
+        head, items, close = f"{n.render(node.func)}(", [*node.args, *node.kwargs], ")"
+    elif isinstance(node, n.List) and node.items:
+        head, items, close = "[", list(node.items), "]"
+    else:
+        return text
+    inner = indent + 4
+    rendered = [f"{i[0]}={wrapped(i[1], inner, len(i[0]) + 1)}" if isinstance(i, tuple) else wrapped(i, inner)
+                for i in items]
+    rows, row = [], ""
+    own_rows = all(isinstance(i, n.Call) for i in items)  # modules of a container: one per row
+    for item in rendered:
+        if row and (own_rows or "\n" in item or inner + len(row) + len(item) > _WIDTH):
+            rows.append(row.rstrip())
+            row = ""
+        row += item + ", "
+        if "\n" in item:  # a wrapped item ends its row
+            rows.append(row.rstrip())
+            row = ""
+    if row:
+        rows.append(row.rstrip())
+    rows[-1] = rows[-1].rstrip(",")
+    pad = " " * inner
+    return head + "\n" + "\n".join(pad + r for r in rows) + close
 
 
 @dataclass
@@ -57,12 +105,12 @@ class ClassDef:
 
     name: str
     doc: str
-    modules: list[tuple[str, str]] = field(default_factory=list)  # (attribute, constructor source)
+    modules: list[tuple[str, n.Expr]] = field(default_factory=list)  # (attribute, constructor call)
     inputs: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)  # forward body, already rendered
-    returns: list[str] = field(default_factory=list)
+    lines: list[n.Stmt] = field(default_factory=list)  # forward body
+    returns: list[n.Expr] = field(default_factory=list)
     comments: dict[str, str] = field(default_factory=dict)  # attribute -> comment (rendered with repr)
-    guards: list[str] = field(default_factory=list)  # forward's first lines: input checks (model_file)
+    guards: list[str] = field(default_factory=list)  # forward's first lines: input checks (model_file's own text)
     block: str = ""  # the Keras name prefixes of the blocks this class converts (codegen/blocks/)
     params: list[str] = field(default_factory=list)  # constructor arguments (a block class's widths, kernels ...)
     stored: list[str] = field(default_factory=list)  # arguments forward reads, kept as attributes
@@ -89,10 +137,10 @@ class ClassDef:
             comment = self.comments.get(attr)
             if comment:
                 out.append(f"        # {literal(comment)}")
-            out.append(f"        self.{attr} = {ctor}")
+            out.append(f"        self.{attr} = {wrapped(ctor, 8, len(attr) + 8)}")
         out += ["", f"    def forward(self, {', '.join(self.inputs)}):"]
-        out += [f"        {line}" for line in [*self.guards, *lines]]
-        result = returns[0] if len(returns) == 1 else f"({', '.join(returns)})"
+        out += [f"        {line}" for line in [*self.guards, *(n.render_stmt(s) for s in lines)]]
+        result = n.render(returns[0] if len(returns) == 1 else n.Tuple(tuple(returns)))
         out.append(f"        return {result}")
         return "\n".join(out)
 

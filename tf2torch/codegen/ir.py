@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..map.layouts import Layout
 from ..spec import Variable
+from .nodes import Expr
+from .templates import parse
 
 if TYPE_CHECKING:  # a constant parameter's value; rendering needs no numpy
     import numpy as np
@@ -46,17 +48,25 @@ class Module:
 class Op:
     """One step of the forward pass.
 
-    ``expr`` is a template: ``{m}`` is this op's module attribute, ``{x}`` the previous op's result
-    (or the first input), ``{0}``, ``{1}``… the layer's inputs. Templates are written by converters,
-    never taken from the input file; only literals rendered by the emitter are substituted into them.
+    ``expr`` is nodes (``codegen/nodes.py``) with holes: ``m`` is this op's module attribute, ``x`` the
+    previous op's result (or the first input), ``0``, ``1``… the layer's inputs. A converter may give it
+    as a template in Python syntax (``"torch.flatten({x}, 1)"``), turned into nodes here, once
+    (``codegen/templates.py``); templates are written by converters, never taken from the input file.
     """
 
-    expr: str
+    expr: Expr
     module: Module | None = None
     suffix: str = ""  # attribute name suffix: "" for the layer's main module, "pad", "act", ...
     # ``{s}``: the module of another layer this op calls, by Keras layer names from this model down through
     # nested models (("bert_backbone", "token_embedding")): a layer Keras shares with a sublayer of this one
     shares: tuple[str, ...] = ()
+
+    def __init__(self, expr: Expr | str, module: Module | None = None, suffix: str = "",
+                 shares: tuple[str, ...] = ()) -> None:
+        object.__setattr__(self, "expr", parse(expr) if isinstance(expr, str) else expr)
+        object.__setattr__(self, "module", module)
+        object.__setattr__(self, "suffix", suffix)
+        object.__setattr__(self, "shares", shares)
 
 
 @dataclass(frozen=True)

@@ -11,112 +11,90 @@ code still reads like the Keras graph:
   the line that reads it last.
 
 Inputs are the caller's tensors (deleting the local would free nothing) and returned values live on.
-Names are replaced token by token, so strings and attributes (``self.conv1``) are never touched.
+The forward is nodes (``codegen/nodes.py``): only ``Name`` nodes are locals, so strings, attributes
+(``self.conv1``) and globals are never renamed.
 """
 
 from __future__ import annotations
 
-import ast
-import io
-import tokenize
 from collections import defaultdict
 
-
-def _names(line: str) -> tuple[list[str], set[str]]:
-    """(assigned names, read names) of one ``targets = expr`` statement."""
-    tree = ast.parse(line)
-    written: list[str] = []
-    read: set[str] = set()
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                written += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-            read |= {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
-        elif isinstance(stmt, ast.Delete):
-            continue  # ``del x`` ends a value; it does not read it
-        else:
-            read |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-    return written, read
+from . import nodes as n
 
 
-def _rename(line: str, mapping: dict[str, str]) -> str:
-    """Replace NAME tokens (not attributes, not strings) by ``mapping``."""
-    if not mapping:
-        return line
-    out, pos, previous = [], 0, ""
-    for tok in tokenize.generate_tokens(io.StringIO(line).readline):
-        if tok.type == tokenize.NAME and tok.string in mapping and previous != ".":
-            start, end = tok.start[1], tok.end[1]
-            out += [line[pos:start], mapping[tok.string]]
-            pos = end
-        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
-            previous = tok.string
-    return "".join(out) + line[pos:]
+def _names(stmt: n.Stmt | n.Expr) -> tuple[list[str], set[str]]:
+    """(assigned names, read names) of one statement (a return value assigns nothing)."""
+    if isinstance(stmt, n.Assign):
+        return list(stmt.targets), set(n.reads(stmt.value))
+    return [], set(n.reads(stmt))  # ``del x`` ends a value; it does not read it
 
 
-def free_early(lines: list[str], inputs: list[str], returns: list[str]) -> tuple[list[str], list[str]]:
-    """The forward body and return expressions with intermediates released early (see the module doc)."""
+def free_early(lines: list[n.Stmt], inputs: list[str], returns: list[n.Expr]) -> tuple[list[n.Stmt], list[n.Expr]]:
+    """The forward body and return values with intermediates released early (see the module doc)."""
     parsed = [_names(line) for line in lines]
-    locals_ = {n for written, _ in parsed for n in written}
+    locals_ = {name for written, _ in parsed for name in written}
     uses: dict[str, list[int]] = defaultdict(list)
     for i, (_, read) in enumerate(parsed):
         for name in read & locals_:
             uses[name].append(i)
-    returned = {n for r in returns for n in _names(r)[1] & locals_}
-    taken = locals_ | set(inputs) | {n for _, read in parsed for n in read}
+    returned = {name for r in returns for name in _names(r)[1] & locals_}
+    taken = locals_ | set(inputs) | {name for _, read in parsed for name in read}
     chain = next(c for c in ("x", "h", "x_", "h_", "_x") if c not in taken)
     mapping: dict[str, str] = {}
-    out: list[str] = []
+    out: list[n.Stmt] = []
     for i, line in enumerate(lines):
         written, _ = parsed[i]
-        line = _rename(line, mapping)
+        line = n.rename(line, mapping)
         if len(written) == 1 and written[0] not in returned and uses[written[0]] == [i + 1] \
                 and len(parsed[i + 1][0]) >= 1:
             mapping[written[0]] = chain  # the only reader is the next line: no name of its own
-            line = _rename(line, {written[0]: chain})
+            line = n.rename(line, {written[0]: chain})
         else:
             for name in written:  # a later line may reuse a name the chain took: keep its own
                 mapping.pop(name, None)
         out.append(line)
-        dead = sorted(n for n in parsed[i][1] & locals_
-                      if uses[n][-1] == i and n not in returned and mapping.get(n) != chain)
-        dead += sorted(n for n in written if not uses[n] and n not in returned)  # an unused output
+        dead = sorted(name for name in parsed[i][1] & locals_
+                      if uses[name][-1] == i and name not in returned and mapping.get(name) != chain)
+        dead += sorted(name for name in written if not uses[name] and name not in returned)  # an unused output
         if dead:
-            out.append(f"del {', '.join(dead)}")
-    return out, [_rename(r, mapping) for r in returns]
+            out.append(n.Delete(tuple(dead)))
+    return out, [n.rename(r, mapping) for r in returns]
 
 
-def fusible(lines: list[str], modules: dict[str, str]) -> list[tuple[str, str]]:
+# Constructors whose output fusion may fold a following BatchNorm into, and the BatchNorms
+_FOLDS_INTO = ("nn.Conv1d", "nn.Conv2d", "nn.Conv3d", "nn.Linear")
+_NORMS = ("nn.BatchNorm1d", "nn.BatchNorm2d", "nn.BatchNorm3d")
+
+
+def fusible(lines: list[n.Stmt], modules: dict[str, n.Expr]) -> list[tuple[str, str]]:
     """(conv-or-linear attribute, BatchNorm attribute) pairs where the BatchNorm's only input is the
     layer's output: ``x = self.conv(...)`` then ``y = self.bn(x)``, with ``x`` read by nothing else
     (it is the chain name of ``free_early``, or used once), or ``self.bn(self.conv(...))`` in one
     expression (a block's converter writes its modules so). Each module must be called once: folding
-    a shared conv would change its other calls. ``modules`` maps attributes to their constructor source."""
+    a shared conv would change its other calls. ``modules`` maps attributes to their constructors."""
     parsed = [_names(line) for line in lines]
     pairs: list[tuple[str, str]] = []
     calls = [_module_call(line) for line in lines]
     producer: dict[str, int] = {}  # name -> the line that assigned its current value
     called: dict[str, int] = defaultdict(int)
     for j, line in enumerate(lines):
-        nodes = list(ast.walk(ast.parse(line)))
-        uses = defaultdict(int)  # reads of each name in this line: ``self.bn(x) + x`` reads x twice
-        for node in nodes:
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                uses[node.id] += 1
-        for node in nodes:
-            outer = _self_call(node)
+        uses: dict[str, int] = defaultdict(int)  # reads of each name in this line: ``self.bn(x) + x`` reads x twice
+        for name in n.reads(line):
+            uses[name] += 1
+        for node in n.walk(line):
+            outer = n.self_call(node)
             if outer is None:
                 continue
             called[outer] += 1
-            args = node.args if isinstance(node, ast.Call) and not node.keywords else []
+            args = node.args if not node.kwargs else ()
             if len(args) != 1:
                 continue
-            if isinstance(args[0], ast.Name) and args[0].id in producer:  # x = self.conv(...) ... self.bn(x)
+            if isinstance(args[0], n.Name) and args[0].id in producer:  # x = self.conv(...) ... self.bn(x)
                 i = producer[args[0].id]
                 a = calls[i]
                 if a and a[0] == [args[0].id] and _readers(parsed, i, args[0].id) == 1 and uses[args[0].id] == 1:
                     _consider(pairs, a[1], outer, modules)
-            inner = _self_call(args[0])
+            inner = n.self_call(args[0])
             if inner is not None:  # self.bn(self.conv(...))
                 _consider(pairs, inner, outer, modules)
         for name in parsed[j][0]:
@@ -124,33 +102,21 @@ def fusible(lines: list[str], modules: dict[str, str]) -> list[tuple[str, str]]:
     return [(a, b) for a, b in pairs if called[a] == called[b] == 1]
 
 
-def _self_call(node: ast.AST) -> str | None:
-    """The attribute path of ``self.a.b(...)``, else None."""
-    if not isinstance(node, ast.Call):
-        return None
-    func, path = node.func, []
-    while isinstance(func, ast.Attribute):
-        path.insert(0, func.attr)
-        func = func.value
-    return ".".join(path) if path and isinstance(func, ast.Name) and func.id == "self" else None
-
-
-def _consider(pairs: list[tuple[str, str]], layer: str, norm: str, modules: dict[str, str]) -> None:
+def _consider(pairs: list[tuple[str, str]], layer: str, norm: str, modules: dict[str, n.Expr]) -> None:
     """Keep (layer, norm) when the layer is a conv or linear and the norm a BatchNorm."""
-    ctor_a, ctor_b = modules.get(layer, ""), modules.get(norm, "")
-    if ctor_a.startswith(("nn.Conv1d(", "nn.Conv2d(", "nn.Conv3d(", "nn.Linear(")) \
-            and ctor_b.startswith("nn.BatchNorm") and (layer, norm) not in pairs:
+    if layer in modules and norm in modules and n.constructor(modules[layer]) in _FOLDS_INTO \
+            and n.constructor(modules[norm]) in _NORMS and (layer, norm) not in pairs:
         pairs.append((layer, norm))
 
 
 # Activations with an ``inplace`` switch, and the modules whose output is a tensor of its own (a fused
 # BatchNorm becomes an Identity, but its input is then a conv output read by nothing else: fusible()).
-_INPLACE = ("nn.ReLU(", "nn.ReLU6(", "nn.SiLU(", "nn.Hardswish(", "nn.Hardsigmoid(", "nn.LeakyReLU(", "nn.ELU(",
-            "nn.Hardtanh(", "nn.Mish(")
-_FRESH = ("nn.Conv1d(", "nn.Conv2d(", "nn.Conv3d(", "nn.Linear(", "nn.BatchNorm", "nn.LayerNorm(", "nn.GroupNorm(")
+_INPLACE = ("nn.ReLU", "nn.ReLU6", "nn.SiLU", "nn.Hardswish", "nn.Hardsigmoid", "nn.LeakyReLU", "nn.ELU",
+            "nn.Hardtanh", "nn.Mish")
+_FRESH = (*_FOLDS_INTO, *_NORMS, "nn.LayerNorm", "nn.GroupNorm")
 
 
-def inplace_safe(lines: list[str], modules: dict[str, str], inputs: list[str]) -> list[str]:
+def inplace_safe(lines: list[n.Stmt], modules: dict[str, n.Expr], inputs: list[str]) -> list[str]:
     """Activation attributes the inference form may run in place: each is called once, on a value that a
     conv / linear / norm module just produced and that nothing else reads, so overwriting it changes
     nothing another line sees."""
@@ -163,29 +129,26 @@ def inplace_safe(lines: list[str], modules: dict[str, str], inputs: list[str]) -
     producer: dict[str, int] = {}
     safe = []
     for j, call in enumerate(calls):
-        if call and modules.get(call[1], "").startswith(_INPLACE) and uses[call[1]] == 1 and len(call[2]) == 1:
+        if call and call[1] in modules and n.constructor(modules[call[1]]) in _INPLACE and uses[call[1]] == 1 \
+                and len(call[2]) == 1:
             arg = call[2][0]
-            source = calls[producer[arg.id]] if isinstance(arg, ast.Name) and arg.id in producer else None
-            if source and arg.id not in inputs and modules.get(source[1], "").startswith(_FRESH) \
-                    and _readers(parsed, producer[arg.id], arg.id) == 1:
+            source = calls[producer[arg.id]] if isinstance(arg, n.Name) and arg.id in producer else None
+            if source and isinstance(arg, n.Name) and arg.id not in inputs and source[1] in modules \
+                    and n.constructor(modules[source[1]]) in _FRESH and _readers(parsed, producer[arg.id], arg.id) == 1:
                 safe.append(call[1])
         for name in parsed[j][0]:
             producer[name] = j
     return safe
 
 
-def _module_call(line: str) -> tuple[list[str], str, list[ast.expr]] | None:
+def _module_call(line: n.Stmt) -> tuple[list[str], str, tuple[n.Expr, ...]] | None:
     """(assigned names, module attribute, positional args) of ``x = self.attr(...)``, else None."""
-    stmt = ast.parse(line).body[0]
-    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+    if not isinstance(line, n.Assign):
         return None
-    func, path = stmt.value.func, []
-    while isinstance(func, ast.Attribute):
-        path.insert(0, func.attr)
-        func = func.value
-    if not (path and isinstance(func, ast.Name) and func.id == "self"):
+    attr = n.self_call(line.value)
+    if attr is None:
         return None
-    return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)], ".".join(path), stmt.value.args
+    return list(line.targets), attr, line.value.args  # type: ignore[attr-defined]
 
 
 def _readers(parsed: list[tuple[list[str], set[str]]], i: int, name: str) -> int:

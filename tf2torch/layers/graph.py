@@ -12,8 +12,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..codegen import library
+from ..codegen import nodes as n
 from ..codegen.blocks.nest import BLOCK_CLASS, local_name
-from ..codegen.emit import ClassDef, module_source
+from ..codegen.emit import ClassDef, module_node
 from ..codegen.generated import Generated
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
 from ..codegen.selfcheck import check_param
@@ -30,7 +31,7 @@ _SPLIT_AT = 88  # characters: longer op chains are split into one assignment per
 
 @dataclass(frozen=True)
 class Value:
-    expr: str  # local variable holding the tensor
+    expr: n.Expr  # the local holding the tensor
     info: TensorInfo
 
 
@@ -49,7 +50,7 @@ class Options:
 @dataclass
 class _LayerState:
     attrs: dict[str, str] = field(default_factory=dict)  # op suffix -> attribute
-    ctors: dict[str, str] = field(default_factory=dict)  # op suffix -> constructor source
+    ctors: dict[str, n.Expr] = field(default_factory=dict)  # op suffix -> constructor
     nested: tuple[str, list[TensorInfo], list[TensorInfo]] | None = None  # (attr, input infos, outputs)
 
 
@@ -83,7 +84,7 @@ class GraphConverter:
         for ref, info in zip(graph.inputs, infos, strict=True):
             name = local.create(ref.layer, "input")
             cls.inputs.append(name)
-            values[(ref.layer, ref.node, ref.index)] = Value(name, info)
+            values[(ref.layer, ref.node, ref.index)] = Value(n.Name(name), info)
             if top:
                 self.out.inputs.append((name, info))
         pending = [(layer, i) for layer in graph.layers for i in range(len(layer.calls))
@@ -123,7 +124,7 @@ class GraphConverter:
         self._readers, self._block = outer_readers, outer_block
         return out_infos
 
-    def _interface(self, expr: str, info: TensorInfo) -> tuple[str, TensorInfo]:
+    def _interface(self, expr: n.Expr, info: TensorInfo) -> tuple[n.Expr, TensorInfo]:
         """A model output moved to the layout tf2torch.interface gives it."""
         cf = output_channels_first(info.rank, info.layout, self.options.channels_last)
         return layouts_rt.convert(expr, info, "cf" if cf else "keras")
@@ -146,11 +147,12 @@ class GraphConverter:
         conv = reg.fn(ctx)
         first_call = not state.attrs and not state.ctors
         own = local_name(layer, self._block) if self._block else layer.name  # in a block: its own name there
-        x, last_module = exprs[0] if exprs else "", ""
-        for n, op in enumerate(conv.ops):
-            m = ""
+        x: n.Expr | None = exprs[0] if exprs else None
+        last_module = ""
+        for k, op in enumerate(conv.ops):
+            holes: dict[str, n.Expr] = {str(j): e for j, e in enumerate(exprs)}
             if op.module is not None:
-                ctor = module_source(op.module)
+                ctor = module_node(op.module)
                 if op.suffix not in state.attrs:
                     base = own if not op.suffix else f"{own}_{op.suffix}"
                     state.attrs[op.suffix] = attrs.create(base, "layer")
@@ -162,27 +164,39 @@ class GraphConverter:
                         cls.comments[state.attrs[op.suffix]] = f"{layer.class_name} {own}"
                 elif state.ctors[op.suffix] != ctor:
                     raise UnsupportedError(f"shared layer {layer.name!r} is called with inputs that need different "
-                                           f"modules ({state.ctors[op.suffix]} vs {ctor}); pass --input-shape")
-                m = f"self.{state.attrs[op.suffix]}"
-                last_module = m
-            if op.expr.count("{x}") > 1 and not x.isidentifier():  # used twice (a tuple's items): evaluate once
+                                           f"modules ({n.render(state.ctors[op.suffix])} vs {n.render(ctor)}); "
+                                           "pass --input-shape")
+                last_module = state.attrs[op.suffix]
+                holes["m"] = n.Self(last_module)
+            wanted = n.holes(op.expr)
+            if x is not None and wanted.count("x") > 1 and not isinstance(x, n.Name):
+                tmp = local.create(own, "t")  # used twice (a tuple's items): evaluate once
+                cls.lines.append(n.Assign((tmp,), x))
+                x = n.Name(tmp)
+            if x is not None:
+                holes["x"] = x
+            if op.shares:
+                holes["s"] = self._shared(op.shares, prefix, layer)
+            x = n.fill(op.expr, holes)
+            left = n.holes(x)
+            if left:
+                raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}): its converter left "
+                                       f"{{{left[0]}}} unfilled (a tf2torch bug; please report it)")
+            if len(n.render(x)) > _SPLIT_AT and k < len(conv.ops) - 1:
                 tmp = local.create(own, "t")
-                cls.lines.append(f"{tmp} = {x}")
-                x = tmp
-            x = op.expr.format(*exprs, m=m, x=x, s=self._shared(op.shares, prefix, layer) if op.shares else "")
-            if len(x) > _SPLIT_AT and n < len(conv.ops) - 1:
-                tmp = local.create(own, "t")
-                cls.lines.append(f"{tmp} = {x}")
-                x = tmp
+                cls.lines.append(n.Assign((tmp,), x))
+                x = n.Name(tmp)
+        if x is None:
+            raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}): converted to no operation")
         names = [local.create(own if len(conv.outputs) == 1 else f"{own}_{j}", "t") for j in range(len(conv.outputs))]
-        cls.lines.append(f"{', '.join(names)} = {x}")
+        cls.lines.append(n.Assign(tuple(names), x))
         # Keras 2 computes masks implicitly (compute_mask). Keras 3 records a mask as ops and a mask= argument
         # for layers whose call takes `mask`, but layers that read their inputs' masks themselves
         # (MultiHeadAttention) leave no trace in the config: masks are tracked in both.
         made = masks.made_by(layer.class_name, layer.config, exprs[0]) if exprs else None
         if made is not None:  # this layer makes a mask: a local the layers after it read
             mask = local.create(f"{own}_mask", "mask")
-            cls.lines.append(f"{mask} = {made}")
+            cls.lines.append(n.Assign((mask,), made))
         elif mask and not masks.carried(layer.class_name, layer.config):
             mask = ""
         if first_call:
@@ -196,17 +210,17 @@ class GraphConverter:
                 if shape is not None:
                     check_param(modules.get(p.suffix), p.name, shape, key)  # the module must fit the weight
                 self.out.params.append((key, p))
-            self.out.notes += [f"{layer.name}: {n}" for n in conv.notes]
+            self.out.notes += [f"{layer.name}: {note}" for note in conv.notes]
             self.out.sized = self.out.sized or conv.sized
             # with what they use (the runtime library computes it): their names are taken in the file too
             self.out.helpers = library.closure([*self.out.helpers, *conv.helpers])
             if last_module and conv.ops[-1].module is not None:
-                self.out.taps.setdefault(layer.name, prefix + last_module.removeprefix("self."))
+                self.out.taps.setdefault(layer.name, prefix + last_module)
                 self.out.tap_layouts.setdefault(layer.name, layouts_rt.normalise(conv.outputs[0]).layout)
-        return [Value(n, dataclasses.replace(layouts_rt.normalise(i), mask=mask if j == 0 else ""))
-                for j, (n, i) in enumerate(zip(names, conv.outputs, strict=True))]
+        return [Value(n.Name(name), dataclasses.replace(layouts_rt.normalise(i), mask=mask if j == 0 else ""))
+                for j, (name, i) in enumerate(zip(names, conv.outputs, strict=True))]
 
-    def _arrange(self, args: list[Value], wants: str, accepts_flat: bool) -> tuple[list[str], list[TensorInfo]]:
+    def _arrange(self, args: list[Value], wants: str, accepts_flat: bool) -> tuple[list[n.Expr], list[TensorInfo]]:
         exprs, infos = [], []
         target = wants
         if wants == "same" and args:
@@ -217,8 +231,6 @@ class GraphConverter:
                 infos.append(value.info)
                 continue
             expr, info = layouts_rt.convert(value.expr, value.info, target)
-            # Value.expr is a local name and layouts_rt only appends calls (.movedim(...)): the result is
-            # atomic, so no parentheses (they would read "f((x.movedim(-1, 1)))", ruff UP034).
             exprs.append(expr)
             infos.append(info)
         return exprs, infos
@@ -238,7 +250,7 @@ class GraphConverter:
                 self._owned[(prefix, layer.name)] = attr
             infos = [a.info for a in args]
             outs = self._graph_class(layer.graph, f"{prefix}{attr}.", infos, top=False)
-            cls.modules.append((attr, f"{self.out.classes[-1].name}()"))  # the class just generated
+            cls.modules.append((attr, n.Call(n.Ref(self.out.classes[-1].name))))  # the class just generated
             state.nested = (attr, infos, outs)
             if layer.class_name == BLOCK_CLASS:  # not a Keras layer (verify has nothing to tap): see-through
                 for (where, name), inner in list(self._owned.items()):
@@ -256,8 +268,8 @@ class GraphConverter:
             expr, _ = layouts_rt.convert(value.expr, value.info, want.layout if want.layout != "cf_flat" else "keras")
             exprs.append(expr)
         names = [local.create(layer.name if len(outs) == 1 else f"{layer.name}_{j}", "t") for j in range(len(outs))]
-        cls.lines.append(f"{', '.join(names)} = self.{attr}({', '.join(exprs)})")
-        return [Value(n, i) for n, i in zip(names, outs, strict=True)]
+        cls.lines.append(n.Assign(tuple(names), n.Call(n.Self(attr), tuple(exprs))))
+        return [Value(n.Name(name), i) for name, i in zip(names, outs, strict=True)]
 
     def _training_call(self, layer: LayerSpec) -> None:
         """A call recorded as ``layer(x, training=True)``. tf_keras honours it in every run, predict included
@@ -272,7 +284,7 @@ class GraphConverter:
                               "call(training=False) override, as the converted model does (a call without "
                               "training= would honour it)")
 
-    def _shared(self, path: tuple[str, ...], prefix: str, layer: LayerSpec) -> str:
+    def _shared(self, path: tuple[str, ...], prefix: str, layer: LayerSpec) -> n.Self:
         """``self.<attr>…`` of the module another layer owns, named by Keras layer names from this model down
         through nested ones: keras-hub's MaskedLMHead calls its backbone's token embedding (one Keras object,
         saved once, with the backbone), so the generated head calls that one module."""
@@ -283,7 +295,7 @@ class GraphConverter:
                 raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}) calls layer {'/'.join(path)!r}, "
                                        "which this model does not convert before it")
             where = f"{where}{attr}."
-        return "self." + where[len(prefix):-1]
+        return n.Self(where[len(prefix):-1])
 
 
 def _key(ref: TensorRef) -> tuple[str, int, int]:

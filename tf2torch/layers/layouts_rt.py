@@ -6,6 +6,7 @@ generated forward only where a layer needs another layout than its input has.)
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from .base import TensorInfo
 
 
@@ -16,17 +17,17 @@ def normalise(info: TensorInfo) -> TensorInfo:
     return info
 
 
-def convert(expr: str, info: TensorInfo, want: str) -> tuple[str, TensorInfo]:
-    """``expr`` rewritten so the tensor is in layout ``want`` ("keras" or "cf")."""
+def convert(expr: n.Expr, info: TensorInfo, want: str) -> tuple[n.Expr, TensorInfo]:
+    """``expr`` wrapped so the tensor is in layout ``want`` ("keras" or "cf")."""
     info = normalise(info)
     if want == info.layout or (info.rank <= 2 and info.layout != "cf_flat"):
         return expr, info
     if info.layout == "cf_flat":
         *spatial, channels = info.flat_from
-        sizes = ", ".join(str(s) for s in (channels, *spatial))
         keras = TensorInfo(info.shape, "keras")
         # channels-first flatten back to TF's order: unflatten to (C, *spatial), channels last, flatten.
-        return f"{expr}.unflatten(1, ({sizes})).movedim(1, -1).flatten(1)", keras
+        unflat = n.method(expr, "unflatten", 1, tuple(int(s) for s in (channels, *spatial)))  # type: ignore[arg-type]
+        return n.method(n.method(unflat, "movedim", 1, -1), "flatten", 1), keras
     if want == "cf":
-        return f"{expr}.movedim(-1, 1)", TensorInfo(info.shape, "cf")
-    return f"{expr}.movedim(1, -1)", TensorInfo(info.shape, "keras")
+        return n.method(expr, "movedim", -1, 1), TensorInfo(info.shape, "cf")
+    return n.method(expr, "movedim", 1, -1), TensorInfo(info.shape, "keras")

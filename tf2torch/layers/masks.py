@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen import nodes as n
 from ..errors import UnsupportedError
 from ..spec import TensorRef
 
@@ -74,15 +75,15 @@ def takes(class_name: str, config: Any) -> bool:
 MERGE = frozenset({"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"})
 
 
-def made_by(class_name: str, config: Any, input_expr: str) -> str | None:
+def made_by(class_name: str, config: Any, input_expr: n.Expr) -> n.Expr | None:
     """The expression of the mask this layer makes from its input, if it makes one."""
     if class_name == "Embedding" and config.get("mask_zero") is True:
-        return f"{input_expr} != 0"
+        return n.Compare(input_expr, ("!=",), (n.Const(0),))
     if class_name == "Masking":
         value = config.get("mask_value", 0.0)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
-        return f"({input_expr} != {float(value)!r}).any(dim=-1)"
+        return n.method(n.Compare(input_expr, ("!=",), (n.Const(float(value)),)), "any", dim=-1)
     return None
 
 

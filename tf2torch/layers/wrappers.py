@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..codegen import nodes as n
 from ..spec import LayerSpec, Variable
 from . import layouts_rt
 from .base import Converted, Ctx, Op, Registration, TensorInfo
@@ -34,14 +35,15 @@ def time_distributed(ctx: Ctx) -> Converted:
         raise ctx.unsupported("a TimeDistributed input needs a known number of steps (axis 1)")
     inner, reg = _wrapped(ctx, lambda _: ctx.layer.weights)
     folded = TensorInfo(ctx.x.shape[1:], "keras")  # one step: the batch axis now counts the steps too
-    expr, info = ("{x}", folded) if reg.wants in ("keras", "any") else layouts_rt.convert("{x}", folded, reg.wants)
+    x = n.Hole("x")
+    expr, info = (x, folded) if reg.wants in ("keras", "any") else layouts_rt.convert(x, folded, reg.wants)
     conv = reg.fn(Ctx(inner, ctx.call, (layouts_rt.normalise(info),), ctx.keras_version))
     if len(conv.outputs) != 1:
         raise ctx.unsupported(f"wrapping a {inner.class_name} with {len(conv.outputs)} outputs")
     out = layouts_rt.normalise(conv.outputs[0])
-    back, out_keras = layouts_rt.convert("{x}", out, "keras")
-    fold = Op(expr.replace("{x}", "{x}.flatten(0, 1)"))
-    unfold = Op(back.replace("{x}", "{x}") + f".unflatten(0, (-1, {steps}))")
+    back, out_keras = layouts_rt.convert(x, out, "keras")
+    fold = Op(n.fill(expr, {"x": n.method(x, "flatten", 0, 1)}))
+    unfold = Op(n.method(back, "unflatten", 0, (-1, steps)))
     return Converted((fold, *conv.ops, unfold), (TensorInfo((steps, *out_keras.shape), "keras"),), conv.params,
                      notes=conv.notes, helpers=conv.helpers, sized=conv.sized)
 
@@ -56,10 +58,11 @@ def spectral_normalization(ctx: Ctx) -> Converted:
         raise ctx.unsupported("it wraps an Embedding with mask_zero=True", "save the Embedding unwrapped")
     info, ops = ctx.x, ()
     if reg.wants != "any" and not (reg.accepts_flat and info.layout == "cf_flat"):
-        expr, info = layouts_rt.convert("{x}", info, reg.wants)
-        ops = (Op(expr),) if expr != "{x}" else ()
+        expr, info = layouts_rt.convert(n.Hole("x"), info, reg.wants)
+        ops = (Op(expr),) if expr != n.Hole("x") else ()
     conv = reg.fn(Ctx(inner, ctx.call, (layouts_rt.normalise(info),), ctx.keras_version, ctx.keras_release))
-    first = (Op(conv.ops[0].expr.replace("{0}", "{x}"), conv.ops[0].module, conv.ops[0].suffix),) if ops else ()
+    # the wrapped layer's first op reads the moved input, not the layer's own input 0
+    first = (Op(n.fill(conv.ops[0].expr, {"0": n.Hole("x")}), conv.ops[0].module, conv.ops[0].suffix),) if ops else ()
     return Converted((*ops, *first, *conv.ops[len(first):]), conv.outputs, conv.params, notes=conv.notes,
                      helpers=conv.helpers, sized=conv.sized)
 

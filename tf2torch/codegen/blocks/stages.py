@@ -12,12 +12,11 @@ which the caller applies to keys and verify's taps.
 
 from __future__ import annotations
 
-import ast
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import nodes as n
 from ..emit import ClassDef, literal
 from ..namespace import Namespace
 
@@ -39,23 +38,17 @@ class _Call:
     keywords: tuple[tuple[str, str], ...] = ()  # (keyword, local name)
 
 
-def _module_call(line: str, ctors: dict[str, str]) -> _Call | None:
-    stmt = ast.parse(line).body[0]
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Call) and stmt.value.args and isinstance(stmt.value.args[0], ast.Name)):
+def _module_call(line: n.Stmt, ctors: dict[str, n.Expr]) -> _Call | None:
+    if not (isinstance(line, n.Assign) and len(line.targets) == 1 and isinstance(line.value, n.Call)
+            and isinstance(line.value.func, n.Self) and "." not in line.value.func.path
+            and line.value.args and isinstance(line.value.args[0], n.Name)):
         return None
-    func, call = stmt.value.func, stmt.value
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-        return None
-    if ctors.get(func.attr, "nn.").startswith("nn.") or not all(isinstance(a, ast.Name) for a in call.args) \
-            or not all(k.arg and isinstance(k.value, ast.Name) for k in call.keywords):
+    call, attr = line.value, line.value.func.path
+    if n.constructor(ctors.get(attr, n.Const(None))).startswith("nn.") or attr not in ctors \
+            or not all(isinstance(a, n.Name) for a in call.args) or not all(isinstance(v, n.Name) for _, v in call.kwargs):
         return None  # torch's own modules stay as they are; chained modules take plain names
-    return _Call(stmt.targets[0].id, func.attr, call.args[0].id, tuple(a.id for a in call.args[1:]),  # type: ignore[attr-defined]
-                 tuple((k.arg, k.value.id) for k in call.keywords))  # type: ignore[attr-defined,misc]
-
-
-def _reads(source: str) -> list[str]:
-    return [n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    names = [a.id for a in call.args]  # type: ignore[attr-defined]
+    return _Call(line.targets[0], attr, names[0], tuple(names[1:]), tuple((k, v.id) for k, v in call.kwargs))  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -79,7 +72,7 @@ def chain(cls: ClassDef, once: set[str], stacks: dict[tuple, StackDef], taken_cl
     calls = [_module_call(line, ctors) if _calls_once(line, once) else None for line in cls.lines]
     reads: dict[str, int] = {}
     for source in [*cls.lines, *cls.returns]:
-        for name in _reads(source):
+        for name in n.reads(source):
             reads[name] = reads.get(name, 0) + 1
     chains, i = [], 0
     while i < len(calls):
@@ -100,31 +93,30 @@ def chain(cls: ClassDef, once: set[str], stacks: dict[tuple, StackDef], taken_cl
         named.append((start, stop, attrs, _name(attrs, taken)))
         taken.add(named[-1][-1])
     for start, stop, attrs, name in reversed(named):  # from the end: earlier line numbers stay valid
-        for n, attr in enumerate(attrs):
-            renames[attr] = f"{name}.{n}"
+        for k, attr in enumerate(attrs):
+            renames[attr] = f"{name}.{k}"
         first, last = calls[start], calls[stop - 1]
         assert first is not None and last is not None
-        same = len({ctors[a] for a in attrs}) == 1 and "\n" not in ctors[attrs[0]]
-        items = f"{ctors[attrs[0]]} for _ in range({len(attrs)})" if same else \
-            ",\n            ".join(ctors[a].replace("\n", "\n    ") for a in attrs)
+        same = len({ctors[a] for a in attrs}) == 1
+        items: tuple[n.Expr, ...] = (n.ListComp(ctors[attrs[0]], "_", n.call("range", len(attrs))),) if same \
+            else tuple(ctors[a] for a in attrs)
         if first.extra or first.keywords:
             stack = _stack(_kind(ctors[first.attr]), first, stacks, taken_classes)
-            ctor = f"{stack.name}([{items}])" if same else f"{stack.name}([\n            {items}])"
-            args = ", ".join([first.arg, *first.extra, *(v for _, v in first.keywords)])
+            ctor: n.Expr = n.Call(n.Ref(stack.name), items if same else (n.List(items),))
+            args = [first.arg, *first.extra, *(v for _, v in first.keywords)]
         else:
-            ctor = f"nn.Sequential(*[{items}])" if same else f"nn.Sequential(\n            {items})"
-            args = first.arg
+            ctor = n.Call(n.Ref("nn.Sequential"), (n.Starred(items[0]),) if same else items)
+            args = [first.arg]
         position = next(k for k, (attr, _) in enumerate(cls.modules) if attr == attrs[0])
         cls.modules[position] = (name, ctor)
         cls.modules = [m for m in cls.modules if m[0] not in attrs[1:]]
-        cls.lines[start:stop] = [f"{last.out} = self.{name}({args})"]
+        cls.lines[start:stop] = [n.Assign((last.out,), n.Call(n.Self(name), tuple(n.Name(a) for a in args)))]
     return renames
 
 
-def _calls_once(line: str, once: set[str]) -> bool:
+def _calls_once(line: n.Stmt, once: set[str]) -> bool:
     """The line calls a module that no other line names."""
-    match = re.match(r"\w+ = self\.(\w+)\(", line)
-    return bool(match) and match.group(1) in once  # type: ignore[union-attr]
+    return isinstance(line, n.Assign) and n.self_call(line.value) in once
 
 
 def _stack(kind: str, call: _Call, stacks: dict[tuple, StackDef], taken: set[str]) -> StackDef:
@@ -134,10 +126,10 @@ def _stack(kind: str, call: _Call, stacks: dict[tuple, StackDef], taken: set[str
         names = Namespace({"x", "layer"})
         extra = [names.create(v, "arg") for v in call.extra]
         keywords = [(k, names.create(k, "arg")) for k, _ in call.keywords]
-        base, n = f"{kind}Stack", 2
+        base, count = f"{kind}Stack", 2
         name = base
         while name in taken:
-            name, n = f"{base}{n}", n + 1
+            name, count = f"{base}{count}", count + 1
         taken.add(name)
         stacks[key] = StackDef(name=name, doc=f"{kind} modules applied in turn, each to the one before's output.",
                                others=(*extra, *(p for _, p in keywords)),
@@ -145,8 +137,8 @@ def _stack(kind: str, call: _Call, stacks: dict[tuple, StackDef], taken: set[str
     return stacks[key]
 
 
-def _kind(ctor: str) -> str:
-    return ctor.split("(", 1)[0]
+def _kind(ctor: n.Expr) -> str:
+    return n.constructor(ctor)
 
 
 def _name(attrs: list[str], taken: set[str]) -> str:
@@ -155,16 +147,18 @@ def _name(attrs: list[str], taken: set[str]) -> str:
     words = os.path.commonprefix([a.split("_") for a in attrs])  # whole words: block_10 … block_12 -> block
     common = "_".join(words) if words else os.path.commonprefix(attrs).rstrip("_")  # block4b, block4c -> block4
     base = f"{common}s" if common.split("_")[-1] in _PLURAL else f"{common or 'block'}_blocks"
-    name, n = base, 2
+    name, count = base, 2
     while name in taken:
-        name, n = f"{base}{n}", n + 1
+        name, count = f"{base}{count}", count + 1
     return name
 
 
 def sequential(gen: Generated, kinds: set[str]) -> None:
     """``chain`` in every class but the block kinds, its renames applied to state_dict keys and taps."""
     prefixes = _prefixes(gen.classes)
-    named = [m for c in gen.classes for line in [*c.lines, *c.returns] for m in re.findall(r"\.(\w+)\b", line)]
+    named = [part for c in gen.classes for line in [*c.lines, *c.returns] for node in n.walk(line)
+             for part in (node.path.split(".") if isinstance(node, n.Self) else [node.attr] if isinstance(node, n.Attr)
+                          else [])]
     once = {a for a in set(named) if named.count(a) == 1}  # a module another line reaches is left in place
     stacks: dict[tuple, StackDef] = {}
     taken = {c.name for c in gen.classes} | set(gen.helpers)
@@ -196,8 +190,8 @@ def _prefixes(classes: list[ClassDef]) -> dict[str, str]:
     while todo:
         cls = todo.pop()
         for attr, ctor in cls.modules:
-            child = ctor.split("(", 1)[0]
-            if child in by_name and child not in prefixes and ctor == f"{child}()":  # a nested model: made once
+            child = n.constructor(ctor)
+            if child in by_name and child not in prefixes and ctor == n.Call(n.Ref(child)):  # a nested model: made once
                 prefixes[child] = f"{prefixes[cls.name]}{attr}."
                 todo.append(by_name[child])
     return prefixes

@@ -1,6 +1,6 @@
 """Merge the generated classes of blocks of one kind into one class whose constructor takes what differs.
 
-Two block classes are one kind when their code is the same token for token except for numbers: the same
+Two block classes are one kind when their code is the same node for node except for numbers: the same
 attributes, module classes, forward lines. A number that differs between instances (a width, a kernel,
 a stride, a reshape target) becomes a constructor argument, named after where it first appears
 (``dwconv_kernel``); positions that hold the same value in every instance share one argument. Numbers the
@@ -9,13 +9,12 @@ forward reads are kept as attributes. The state_dict keys do not change: attribu
 
 from __future__ import annotations
 
-import ast
-import io
 import re
-import tokenize
 from dataclasses import dataclass
+from typing import Any
 
-from ..emit import ClassDef, literal
+from .. import nodes as n
+from ..emit import ClassDef
 from ..namespace import GENERATED_GLOBALS, MODULE_ATTRIBUTES, Namespace, class_name
 
 # Positional parameter names of the torch modules converters build (keywords name themselves).
@@ -37,57 +36,53 @@ class _Shape:
     """One class's code with its numbers taken out: ``skeleton`` is equal for blocks of one kind."""
 
     skeleton: tuple
-    numbers: list[str]  # NUMBER tokens in order: module constructors first, then forward lines, returns
-    where: list[tuple[int, int, int]]  # (part, item, token index) of each number
+    numbers: list[str]  # each number's literal (1 and 1.0 differ): module constructors first, then forward, returns
+    values: list[int | float]
+    where: list[tuple[int, int, int]]  # (part, item, k): the k-th number of that item
 
 
-def _tokens(source: str) -> list[tokenize.TokenInfo]:
-    return [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
-            if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)]
+_NUMBER = n.Hole("#")  # a number in a skeleton (no converter makes a hole of that name)
+
+
+def _is_number(node: Any) -> bool:
+    return isinstance(node, n.Const) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
 
 
 def _shape(cls: ClassDef) -> _Shape:
     parts = ([ctor for _, ctor in cls.modules], cls.lines, cls.returns)
     skeleton: list = [tuple(attr for attr, _ in cls.modules), tuple(cls.inputs),
                       tuple(sorted(cls.comments.items()))]
-    numbers, where = [], []
+    numbers, values, where = [], [], []
     for p, items in enumerate(parts):
-        for i, source in enumerate(items):
-            toks = _tokens(source)
-            skeleton.append(tuple("#" if t.type == tokenize.NUMBER else t.string for t in toks))
-            for k, t in enumerate(toks):
-                if t.type == tokenize.NUMBER:
-                    numbers.append(t.string)
-                    where.append((p, i, k))
-    return _Shape(tuple(skeleton), numbers, where)
+        for i, item in enumerate(items):
+            skeleton.append(n.transform(item, lambda node: _NUMBER if _is_number(node) else None))
+            for k, node in enumerate(x for x in n.walk(item) if _is_number(x)):
+                numbers.append(repr(node.value))
+                values.append(node.value)
+                where.append((p, i, k))
+    return _Shape(tuple(skeleton), numbers, values, where)
 
 
-def _arg_names(ctor: str) -> list[str]:
+def _arg_names(ctor: n.Expr) -> list[str]:
     """For each number of a module constructor, the argument it is in (``stride`` for ``stride=(2, 2)``)."""
-    call = ast.parse(ctor, mode="eval").body
-    if not isinstance(call, ast.Call):
+    if not isinstance(ctor, n.Call):
         return []
-    positional = _POSITIONAL.get(ast.unparse(call.func), ())
-    owners = [(positional[i] if i < len(positional) else f"arg{i}", a) for i, a in enumerate(call.args)]
-    owners += [(_ABBREVIATIONS.get(k.arg or "", k.arg or "arg"), k.value) for k in call.keywords]
-    found = []
-    for name, node in owners:
-        found += [(n.lineno, n.col_offset, name) for n in ast.walk(node)
-                  if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
-    return [name for *_, name in sorted(found)]
+    positional = _POSITIONAL.get(n.constructor(ctor), ())
+    owners = [(positional[i] if i < len(positional) else f"arg{i}", a) for i, a in enumerate(ctor.args)]
+    owners += [(_ABBREVIATIONS.get(k, k), v) for k, v in ctor.kwargs]
+    return [name for name, node in owners for x in n.walk(node) if _is_number(x)]
 
 
-def _replace(source: str, holes: dict[int, str]) -> str:
-    """``source`` with its NUMBER tokens number ``k`` (counted in order) replaced by ``holes[k]``."""
-    lines = source.split("\n")
-    edits = []
-    for k, t in enumerate(t for t in _tokens(source) if t.type == tokenize.NUMBER):
-        if k in holes:
-            edits.append((t.start, t.end, holes[k]))
-    for (row, col), (_, end), text in reversed(edits):  # right to left: earlier offsets stay valid
-        line = lines[row - 1]
-        lines[row - 1] = line[:col] + text + line[end:]
-    return "\n".join(lines)
+def _replace(item: Any, holes: dict[int, n.Expr]) -> Any:
+    """``item`` with its ``k``-th number (counted in source order) replaced by ``holes[k]``."""
+    count = iter(range(1 << 30))
+
+    def fn(node: Any) -> n.Expr | None:
+        if _is_number(node):
+            k = next(count)
+            return holes.get(k, node)
+        return None
+    return n.transform(item, fn) if holes else item
 
 
 def _kind_name(prefixes: list[str]) -> str:
@@ -110,7 +105,7 @@ def merge(classes: list[ClassDef], helpers: set[str]) -> tuple[list[ClassDef], l
     lonely = [group[0].block for group in kinds.values() if len(group) == 1]
     # the instances' own classes go: their names are free again (block_2's class "Block2" …)
     taken = {c.name for c in classes if not c.block} | set(GENERATED_GLOBALS) | helpers
-    calls: dict[str, str] = {}  # instance class name -> constructor call of its kind
+    calls: dict[str, n.Call] = {}  # instance class name -> constructor call of its kind
     merged: dict[str, ClassDef] = {}  # first instance's name -> the kind's class
     for group in kinds.values():
         if len(group) < 2:
@@ -124,7 +119,8 @@ def merge(classes: list[ClassDef], helpers: set[str]) -> tuple[list[ClassDef], l
         if c.name in merged:
             out.append(merged[c.name])
         elif c.name not in calls:
-            c.modules = [(attr, calls.get(ctor[:-2], ctor) if ctor.endswith("()") else ctor) for attr, ctor in c.modules]
+            c.modules = [(attr, calls.get(n.constructor(ctor), ctor) if ctor == n.Call(n.Ref(n.constructor(ctor)))
+                          else ctor) for attr, ctor in c.modules]
             out.append(c)
     return out, lonely
 
@@ -134,6 +130,7 @@ def _template(group: list[ClassDef], shapes: list[_Shape], taken: set[str]) -> t
     varying = [k for k in range(len(shapes[0].numbers)) if len({s.numbers[k] for s in shapes}) > 1]
     params = Namespace(MODULE_ATTRIBUTES | {attr for attr, _ in first.modules})  # stored ones are attributes
     by_vector: dict[tuple[str, ...], str] = {}
+    first_at: dict[tuple[str, ...], int] = {}  # vector -> the index of its first number
     hole: dict[int, str] = {}  # number index -> argument name
     arg_names = [_arg_names(ctor) for _, ctor in first.modules]
     ordered: list[str] = []
@@ -148,49 +145,35 @@ def _template(group: list[ClassDef], shapes: list[_Shape], taken: set[str]) -> t
             else:
                 base = "value"
             by_vector[vector] = params.create(base, "value")
+            first_at[vector] = k
             ordered.append(vector)  # type: ignore[arg-type]
         hole[k] = by_vector[vector]
     stored: list[str] = []
-    per_item: dict[tuple[int, int], dict[int, str]] = {}
+    per_item: dict[tuple[int, int], dict[int, n.Expr]] = {}
     for k, name in hole.items():
         part, item, _ = shapes[0].where[k]
         index = sum(1 for p, i, _ in shapes[0].where[:k] if (p, i) == (part, item))
-        per_item.setdefault((part, item), {})[index] = name if part == 0 else f"self.{name}"
+        per_item.setdefault((part, item), {})[index] = n.Name(name) if part == 0 else n.Self(name)
         if part and name not in stored:
             stored.append(name)
     modules = [(attr, _replace(ctor, per_item.get((0, i), {}))) for i, (attr, ctor) in enumerate(first.modules)]
     lines = [_replace(line, per_item.get((1, i), {})) for i, line in enumerate(first.lines)]
     returns = [_replace(r, per_item.get((2, i), {})) for i, r in enumerate(first.returns)]
     listed = ", ".join(f"{c.block}_*" for c in group)
-    base, n = _kind_name([c.block for c in group]), 1
-    while (base if n == 1 else f"{base}{n}") in taken:  # a second kind of one family: ConvBlock2
-        n += 1
-    taken.add(base if n == 1 else f"{base}{n}")
-    cls = ClassDef(name=base if n == 1 else f"{base}{n}",
+    base, count = _kind_name([c.block for c in group]), 1
+    while (base if count == 1 else f"{base}{count}") in taken:  # a second kind of one family: ConvBlock2
+        count += 1
+    name = base if count == 1 else f"{base}{count}"
+    taken.add(name)
+    cls = ClassDef(name=name,
                    doc=f"Keras layers {listed} (one block each), converted by tf2torch.",
                    modules=modules, inputs=list(first.inputs), lines=lines, returns=returns,
                    comments=dict(first.comments), block=", ".join(c.block for c in group), params=[by_vector[v] for v in ordered],
-                   stored=[n for n in (by_vector[v] for v in ordered) if n in stored])
-    values = [[(by_vector[v], _number(v[j])) for v in ordered] for j in range(len(group))]
+                   stored=[p for p in (by_vector[v] for v in ordered) if p in stored])
+    values = [[(by_vector[v], shape.values[first_at[v]]) for v in ordered] for shape in shapes]
     return cls, values
 
 
-def _number(token: str) -> int | float:
-    value = ast.literal_eval(token)
-    return value if isinstance(value, (int, float)) else float(value)
-
-
-def _call(name: str, values: list[tuple[str, int | float]]) -> str:
-    """``Kind(a=1, b=2)``, wrapped when long (the emitter indents it under ``self.attr =``)."""
-    args = [f"{k}={literal(v)}" for k, v in values]
-    one = f"{name}({', '.join(args)})"
-    if len(one) <= 88:
-        return one
-    rows, row = [], ""
-    for a in args:
-        if row and len(row) + len(a) > 90:
-            rows.append(row.rstrip())
-            row = ""
-        row += a + ", "
-    rows.append(row.rstrip(", "))
-    return f"{name}(\n            " + "\n            ".join(rows) + ")"
+def _call(name: str, values: list[tuple[str, int | float]]) -> n.Call:
+    """``Kind(a=1, b=2)`` (the emitter wraps it when long)."""
+    return n.Call(n.Ref(name), (), tuple((k, n.Const(v)) for k, v in values))
