@@ -21,7 +21,54 @@ from typing import Any
 
 
 class Expr:
-    """Base of the expression nodes (frozen dataclasses, so a node can be shared and compared)."""
+    """Base of the expression nodes (frozen dataclasses, so a node can be shared and compared).
+
+    Converters build nodes with Python's operators, as ``torch.fx`` proxies do: ``X * 0.5 + Y`` is
+    ``BinOp("+", BinOp("*", X, Const(0.5)), Y)``; ``X.m("movedim", 1, -1)`` a method call; ``X[:, 0]`` an
+    index. (``==`` stays a node comparison: write ``Compare`` for the generated code's ``==``.)"""
+
+    def m(self, name: str, *args: Any, **kwargs: Any) -> Call:
+        """``self.name(*args, **kwargs)`` in the generated code."""
+        return method(self, name, *args, **kwargs)
+
+    def __getitem__(self, index: Any) -> Index:
+        return Index(self, _index(index))
+
+    def __add__(self, other: Any) -> BinOp:
+        return BinOp("+", self, lit(other))
+
+    def __radd__(self, other: Any) -> BinOp:
+        return BinOp("+", lit(other), self)
+
+    def __sub__(self, other: Any) -> BinOp:
+        return BinOp("-", self, lit(other))
+
+    def __rsub__(self, other: Any) -> BinOp:
+        return BinOp("-", lit(other), self)
+
+    def __mul__(self, other: Any) -> BinOp:
+        return BinOp("*", self, lit(other))
+
+    def __rmul__(self, other: Any) -> BinOp:
+        return BinOp("*", lit(other), self)
+
+    def __truediv__(self, other: Any) -> BinOp:
+        return BinOp("/", self, lit(other))
+
+    def __rtruediv__(self, other: Any) -> BinOp:
+        return BinOp("/", lit(other), self)
+
+    def __pow__(self, other: Any) -> BinOp:
+        return BinOp("**", self, lit(other))
+
+    def __rpow__(self, other: Any) -> BinOp:
+        return BinOp("**", lit(other), self)
+
+    def __matmul__(self, other: Any) -> BinOp:
+        return BinOp("@", self, lit(other))
+
+    def __neg__(self) -> Unary:
+        return Unary("-", self)
 
 
 @dataclass(frozen=True)
@@ -163,6 +210,24 @@ def lit(value: Any) -> Expr:
     if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str)):
         return Const(value)
     raise TypeError(f"not a literal: {type(value).__name__}")
+
+
+def _index(index: Any) -> Expr:
+    """An index as nodes: Python's ``slice`` objects and ``...`` included (``X[:, 0]``, ``X[..., ::2]``)."""
+    if isinstance(index, tuple):
+        return Tuple(tuple(_index(i) for i in index))
+    if isinstance(index, slice):
+        return Slice(*(None if v is None else lit(v) for v in (index.start, index.stop, index.step)))
+    return lit(index)
+
+
+#: the holes of a converter's op: the previous op's result, its module, a shared module, the layer's inputs
+X, M, S = Hole("x"), Hole("m"), Hole("s")
+
+
+def arg(i: int) -> Hole:
+    """The layer's ``i``-th input."""
+    return Hole(str(i))
 
 
 def call(func: str | Expr, *args: Any, **kwargs: Any) -> Call:
