@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from tests.conftest import require_package
+from tests.support.weights import TRANSFORMERS, randomise_keras
 
 
 def require_transformers():
@@ -21,17 +20,6 @@ def require_transformers():
 
 
 def randomise_tf(model, seed: int) -> None:
-    """Every variable of a Keras model random: norms' scales near 1, variances in [0.5, 1.5]."""
-    rng = np.random.default_rng(seed)
-    for weight in model.weights:
-        name = weight.name.lower()
-        shape = tuple(weight.shape)
-        if "moving_variance" in name:
-            value = rng.uniform(0.5, 1.5, shape)
-        elif name.split("/")[-1].startswith("gamma") or ("norm" in name and "weight" in name.split("/")[-1]):
-            value = 1 + rng.normal(0, 0.2, shape)
-        elif "position_index" in name:  # an index table, not a weight (Swin): keep it
-            continue
-        else:
-            value = rng.normal(0, 0.2, shape)
-        weight.assign(value.astype(weight.dtype.as_numpy_dtype))
+    """Every variable of a Keras model random (``tests/support/weights``): norms' scales near 1, variances in
+    [0.5, 1.5]."""
+    randomise_keras(model, seed, TRANSFORMERS)

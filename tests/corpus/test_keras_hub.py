@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from tests.conftest import require_package
 from tests.corpus.keras_hub_cases import CASES
 from tests.support.numerics import check, float64_drift
+from tests.support.weights import KERAS_HUB, randomise_keras
 from tests.util import convert_in_memory, edit_keras_member, to_tf_layout
 from tf2torch.cli import EXIT_ERROR, main
 from tf2torch.families.keras_hub.common import args as hub_builders
@@ -44,16 +45,9 @@ def keras_hub():
 
 
 def randomise(model, seed: int) -> None:
-    """Every weight random (norm scales near 1, BatchNorm variances in [0.5, 1.5]), so a swapped or
-    dropped weight or statistic shows."""
-    rng = np.random.default_rng(seed)
-    for weight in model.weights:
-        shape = tuple(weight.shape)
-        if weight.name == "moving_variance":
-            value = rng.uniform(0.5, 1.5, shape)
-        else:
-            value = (1.0 if weight.name in ("gamma", "scale") else 0.0) + rng.normal(0, 0.3, shape)
-        weight.assign(value.astype("float32"))
+    """Every weight random (``tests/support/weights``: norm scales near 1, BatchNorm variances in [0.5, 1.5]),
+    so a swapped or dropped weight or statistic shows."""
+    randomise_keras(model, seed, KERAS_HUB)
 
 
 def as_loaded(model) -> None:

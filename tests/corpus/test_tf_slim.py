@@ -16,6 +16,7 @@ import torch
 
 from tests.conftest import require_package, require_tf
 from tests.support.numerics import check, float64_drift
+from tests.support.weights import SLIM, randomise_tf1
 from tests.util import load_source, state_dict, to_torch_layout
 from tf2torch import api
 
@@ -34,23 +35,6 @@ def require_slim():
     return tf, require_package("tf_slim")
 
 
-def _randomise(tf1, sess, rng) -> None:
-    """Every variable random (He-scaled kernels), BN statistics included."""
-    for v in tf1.global_variables():
-        shape, name = tuple(v.shape), v.op.name
-        if name.endswith("moving_variance"):
-            value = rng.uniform(0.5, 1.5, shape)
-        elif name.endswith("gamma"):
-            value = 1 + rng.normal(0, 0.2, shape)
-        elif name.endswith("weights") and len(shape) == 4:
-            value = rng.normal(0, np.sqrt(2.0 / np.prod(shape[:3])), shape)
-        elif v.dtype.base_dtype.is_floating:
-            value = rng.normal(0, 0.2, shape)
-        else:
-            continue
-        v.load(value.astype(np.float32), sess)
-
-
 def _save_slim(tmp_path_factory, name: str, size: int, batch: int, net) -> tuple[Path, np.ndarray, np.ndarray]:
     """Build ``net(slim, inputs) -> logits`` in a TF1 graph, randomise it, save it with its .meta, and
     frozen to ``frozen.pb`` (the logits' graph, variables made Consts, as ``freeze_graph`` does);
@@ -66,7 +50,7 @@ def _save_slim(tmp_path_factory, name: str, size: int, batch: int, net) -> tuple
         logits = net(slim, inputs)
         with tf1.Session(graph=graph) as sess:
             sess.run(tf1.global_variables_initializer())
-            _randomise(tf1, sess, rng)
+            randomise_tf1(tf1, sess, rng, SLIM)
             expected = sess.run(logits, {inputs: x}).reshape(batch, -1)
             tf1.train.Saver().save(sess, str(folder / "model.ckpt"))
             frozen = tf1.graph_util.convert_variables_to_constants(sess, graph.as_graph_def(), [logits.op.name])

@@ -22,46 +22,14 @@ import numpy as np
 import torch
 
 from tests.support.numerics import check, float64_drift
+from tests.support.weights import LAYERS, randomise_keras
 from tests.util import convert_in_memory
 
 
 def randomise(model: Any, seed: int = 0) -> None:
-    """Assign seeded random values to every float weight of a Keras 2 or Keras 3 model.
-
-    Kernels get N(0, 1/fan_in) so activations stay O(1) through deep models; BatchNorm gamma and
-    moving_variance are positive (uniform 0.5..1.5), beta / moving_mean / biases small normals.
-    """
-    rng = np.random.default_rng(seed)
-    for w in model.weights:
-        dtype = np.dtype(getattr(w.dtype, "name", w.dtype))
-        if dtype.kind != "f":
-            continue  # Normalization's int "count"
-        name = getattr(w, "path", None) or w.name
-        leaf = name.split(":")[0].rsplit("/", 1)[-1]
-        shape = tuple(int(s) for s in w.shape)
-        if leaf in ("moving_variance", "variance", "gamma"):
-            value = rng.uniform(0.5, 1.5, shape)
-        elif leaf in ("moving_mean", "beta", "bias", "mean"):
-            value = rng.normal(0.0, 0.2, shape)
-        elif leaf == "alpha":  # PReLU slopes
-            value = rng.uniform(0.0, 0.5, shape)
-        else:
-            fan_in = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
-            if "depthwise" in leaf:  # (kh, kw, C, mult): each output sees one channel
-                fan_in = int(np.prod(shape[:-2]))
-            value = rng.normal(0.0, 1.0 / np.sqrt(max(fan_in, 1)), shape)
-        w.assign(value.astype(dtype))
-    for layer in _all_layers(model):
-        # Normalization caches mean/variance as constants when built: assigning its variables does
-        # not reach call() until finalize_state() (Keras runs it after loading a file, too).
-        if hasattr(layer, "finalize_state"):
-            layer.finalize_state()
-
-
-def _all_layers(model: Any):
-    for layer in getattr(model, "layers", []):
-        yield layer
-        yield from _all_layers(layer)
+    """Seeded random values for every float weight of a Keras 2 or Keras 3 model (``tests/support/weights``:
+    kernels N(0, 1/fan_in) so deep models stay O(1), BatchNorm gamma and variances in 0.5..1.5)."""
+    randomise_keras(model, seed, LAYERS)
 
 
 def inputs_for(model: Any, seed: int = 1, batch: int = 2,

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from tests.conftest import require_keras
+from tests.support.weights import TRANSFORMERS, randomise_keras
 from tests.util import load_source, state_dict, to_torch_layout
 from tf2torch import api
 
@@ -32,24 +33,6 @@ def _model(keras, epsilon: float):
     return keras.Model(inp, L.Dense(4, name="fc")(x), name="eps_net")
 
 
-def _randomise(model, rng: np.random.Generator) -> None:
-    """Every weight random, BN moving statistics included (variance in 0.5..1.5, gamma 1 + N(0, 0.2))."""
-    for layer in model.layers:
-        new = []
-        for weight in layer.weights:
-            name, shape = weight.name.split(":")[0].rpartition("/")[2], tuple(weight.shape)
-            if name == "moving_variance":
-                new.append(rng.uniform(0.5, 1.5, shape))
-            elif name == "gamma":
-                new.append(1 + 0.2 * rng.standard_normal(shape))
-            elif name in ("beta", "moving_mean"):
-                new.append(0.2 * rng.standard_normal(shape))
-            else:
-                new.append(0.5 * rng.standard_normal(shape))
-        if new:
-            layer.set_weights([w.astype(np.float32) for w in new])
-
-
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """{epsilon: (weights_only.h5, full.h5, input NHWC, TF output)} for BN epsilon 1e-5 and 1e-3."""
@@ -59,7 +42,7 @@ def saved(tmp_path_factory):
         tmp = tmp_path_factory.mktemp(f"eps{epsilon:g}")
         rng = np.random.default_rng(500 + i)
         model = _model(keras, epsilon)
-        _randomise(model, rng)
+        randomise_keras(model, 500 + i, TRANSFORMERS)  # BN statistics too: variances in 0.5..1.5
         x = rng.standard_normal((2, 8, 8, 3)).astype(np.float32)
         expected = model.predict(x, verbose=0)
         model.save_weights(tmp / "weights_only.h5")

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tests.conftest import require_keras
+from tests.support.weights import Profile, randomise_keras
 from tests.util import load_source, state_dict, to_torch_layout
 from tf2torch import api
 
@@ -56,15 +57,7 @@ def saved(tmp_path_factory):
         L.Flatten(name="flatten"),
         L.Dense(5, name="fc"),
     ])
-    for layer in model.layers:
-        new = []
-        for w in layer.weights:
-            leaf = w.name.split(":")[0].rpartition("/")[2]
-            shape = tuple(w.shape)
-            new.append(rng.uniform(0.5, 1.5, shape) if leaf == "moving_variance" else
-                       1 + rng.normal(0, 0.2, shape) if leaf == "gamma" else rng.normal(0, 0.4, shape))
-        if new:
-            layer.set_weights([n.astype(np.float32) for n in new])
+    randomise_keras(model, int(rng.integers(1 << 30)), Profile(spread=0.4))  # BN statistics too
     folder = tmp_path_factory.mktemp("keras_flatten")
     model.save(folder / "cnn.h5")
     x = rng.normal(size=(2, 11, 11, 3)).astype(np.float32)
