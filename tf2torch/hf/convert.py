@@ -29,7 +29,8 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     root = Path(source)
     if not root.is_dir() or not (root / CONFIG).is_file():
         raise UsageError(f"{source}: --hf-class needs a transformers repository directory (config.json + "
-                         "tf_model.h5); pass the directory, or drop --hf-class")
+                         "tf_model.h5), or an original TF1 checkpoint with --hf-config CONFIG; pass one, or drop "
+                         "--hf-class")
     if out_dir is None and not dry_run:
         raise UsageError("convert needs an output directory (-o OUTDIR) unless --dry-run")
     out = Path(out_dir) if out_dir is not None else None
