@@ -100,6 +100,39 @@ def albert(e: int = 16, h: int = 32, i: int = 37) -> Shapes:
     return out
 
 
+def mobilebert(e: int = 16, h: int = 32, b: int = 24, i: int = 37, layers: int = 2) -> Shapes:
+    """google-research MobileBERT: trigram embeddings, bottlenecks of width ``b``, FakeLayerNorm, two
+    feed-forward networks per layer (the last one is the layer's own intermediate/output)."""
+    out: Shapes = {"bert/embeddings/word_embeddings": (V, e), "bert/embeddings/position_embeddings": (P, h),
+                   "bert/embeddings/token_type_embeddings": (T, h)}
+    _dense(out, "bert/embeddings/embedding_transformation", 3 * e, h)
+    _norm(out, "bert/embeddings/FakeLayerNorm", h)
+    for n in range(layers):
+        s = f"bert/encoder/layer_{n}"
+        _dense(out, f"{s}/attention/self/query", b, b)
+        _dense(out, f"{s}/attention/self/key", b, b)
+        _dense(out, f"{s}/attention/self/value", h, b)  # values come from the full-width input
+        _dense(out, f"{s}/attention/output/dense", b, b)
+        _norm(out, f"{s}/attention/output/FakeLayerNorm", b)
+        for scope in (f"{s}/ffn_layer_0", s):
+            _dense(out, f"{scope}/intermediate/dense", b, i)
+            _dense(out, f"{scope}/output/dense", i, b)
+            _norm(out, f"{scope}/output/FakeLayerNorm", b)
+        _dense(out, f"{s}/output/bottleneck/dense", b, h)
+        _norm(out, f"{s}/output/bottleneck/FakeLayerNorm", h)
+        for part in ("input", "attention"):
+            _dense(out, f"{s}/bottleneck/{part}/dense", h, b)
+            _norm(out, f"{s}/bottleneck/{part}/FakeLayerNorm", b)
+    _dense(out, "bert/pooler/dense", h, h)
+    _dense(out, "cls/predictions/transform/dense", h, h)
+    _norm(out, "cls/predictions/transform/LayerNorm", h)
+    out["cls/predictions/output_bias"] = (V,)
+    out["cls/predictions/extra_output_weights"] = (V, h - e)  # the output rows beyond the embedding's width
+    out["cls/seq_relationship/output_weights"] = (2, h)
+    out["cls/seq_relationship/output_bias"] = (2,)
+    return out
+
+
 def gpt2(layers: int = 2, e: int = 32) -> Shapes:
     """OpenAI GPT-2: 1x1-conv kernels stored (1, nx, nf), norms g/b."""
     out: Shapes = {"model/wte": (V, e), "model/wpe": (P, e)}
@@ -114,8 +147,10 @@ def gpt2(layers: int = 2, e: int = 32) -> Shapes:
     return out
 
 
-def t5(layers: int = 2, d: int = 32, heads: int = 4, kv: int = 8, ff: int = 37, buckets: int = 32) -> Shapes:
-    """mesh-TF T5 v1.1 (gated feed-forward wi_0/wi_1, untied decoder/logits)."""
+def t5(layers: int = 2, d: int = 32, heads: int = 4, kv: int = 8, ff: int = 37, buckets: int = 32,
+       v1_1: bool = True) -> Shapes:
+    """mesh-TF T5 v1.1 (gated feed-forward wi_0/wi_1, untied decoder/logits), or v1.0 (one wi, the LM head
+    tied to shared/embedding) with its norms spelled rms_norm/scale, the other spelling the loader reads."""
     out: Shapes = {"shared/embedding": (V, d)}
     inner = heads * kv
 
@@ -127,23 +162,26 @@ def t5(layers: int = 2, d: int = 32, heads: int = 4, kv: int = 8, ff: int = 37, 
             out[f"{scope}/relative_attention_bias"] = (heads, buckets)
 
     def ffn(scope: str) -> None:
-        out[f"{scope}/DenseReluDense/wi_0/kernel"] = (d, ff)
-        out[f"{scope}/DenseReluDense/wi_1/kernel"] = (d, ff)
+        for wi in ("wi_0", "wi_1") if v1_1 else ("wi",):
+            out[f"{scope}/DenseReluDense/{wi}/kernel"] = (d, ff)
         out[f"{scope}/DenseReluDense/wo/kernel"] = (ff, d)
+
+    norm = "layer_norm" if v1_1 else "rms_norm"
 
     for stack in ("encoder", "decoder"):
         for n in range(layers):
             block = f"{stack}/block_{n:03d}"
             attention(f"{block}/layer_000/SelfAttention", relative=n == 0)
-            out[f"{block}/layer_000/layer_norm/scale"] = (d,)
+            out[f"{block}/layer_000/{norm}/scale"] = (d,)
             if stack == "decoder":
                 attention(f"{block}/layer_001/EncDecAttention", relative=False)
-                out[f"{block}/layer_001/layer_norm/scale"] = (d,)
+                out[f"{block}/layer_001/{norm}/scale"] = (d,)
             last = f"{block}/layer_{1 if stack == 'encoder' else 2:03d}"
             ffn(last)
-            out[f"{last}/layer_norm/scale"] = (d,)
-        out[f"{stack}/final_layer_norm/scale"] = (d,)
-    out["decoder/logits/kernel"] = (d, V)
+            out[f"{last}/{norm}/scale"] = (d,)
+        out[f"{stack}/{'final_layer_norm' if v1_1 else 'rms_norm'}/scale"] = (d,)
+    if v1_1:
+        out["decoder/logits/kernel"] = (d, V)
     return out
 
 
@@ -190,6 +228,11 @@ ALBERT_CONFIG = dict(vocab_size=V, embedding_size=16, hidden_size=32, num_hidden
                      inner_group_num=1, num_attention_heads=4, intermediate_size=37, max_position_embeddings=P,
                      type_vocab_size=T, hidden_act="gelu", down_scale_factor=1, net_structure_type=0, gap_size=0,
                      num_memory_blocks=0, layers_to_keep=[])  # albert_config.json
+MOBILEBERT_CONFIG = dict(vocab_size=V, embedding_size=16, hidden_size=32, true_hidden_size=24, intra_bottleneck_size=24,
+                         num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, num_feedforward_networks=2,
+                         max_position_embeddings=P, type_vocab_size=T, hidden_act="relu", normalization_type="no_norm",
+                         trigram_input=True, use_bottleneck=True, key_query_shared_bottleneck=True,
+                         use_bottleneck_attention=False)  # mobilebert_config.json: no model_type
 GPT2_HPARAMS = dict(n_vocab=V, n_ctx=P, n_embd=32, n_head=4, n_layer=2)  # hparams.json
 T5_CONFIG = dict(model_type="t5", vocab_size=V, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
                  relative_attention_num_buckets=32, feed_forward_proj="gated-gelu", tie_word_embeddings=False)
@@ -210,6 +253,9 @@ CASES: dict[str, Case] = {
                                ALBERT_CONFIG, "AlbertConfig", "AlbertForPreTraining", "AlbertForPreTraining"),
     "albert-bare": Case("load_tf_weights_in_albert", "AlbertForPreTraining", albert, adam_slots, ALBERT_CONFIG,
                         "AlbertConfig", None, "AlbertModel"),
+    "mobilebert-pretraining": Case("load_tf_weights_in_mobilebert", "MobileBertForPreTraining", mobilebert, adam_slots,
+                                   MOBILEBERT_CONFIG, "MobileBertConfig", "MobileBertForPreTraining",
+                                   "MobileBertForPreTraining"),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),
@@ -220,6 +266,9 @@ CASES: dict[str, Case] = {
     "t5-v1_1": Case("load_tf_weights_in_t5", "T5ForConditionalGeneration", t5, adafactor_slots, T5_CONFIG,
                     "T5Config", "T5ForConditionalGeneration", "T5ForConditionalGeneration",
                     inputs=("input_ids", "decoder_input_ids")),
+    "t5-v1_0-bare": Case("load_tf_weights_in_t5", "T5Model", lambda: t5(v1_1=False), adafactor_slots,
+                         dict(T5_CONFIG, feed_forward_proj="relu", tie_word_embeddings=True), "T5Config", None,
+                         "T5Model", inputs=("input_ids", "decoder_input_ids")),
 }
 
 

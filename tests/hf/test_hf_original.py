@@ -96,6 +96,18 @@ def test_transformers_5_loads_every_converted_original(original):
     assert not failures, "; ".join(failures)
 
 
+@pytest.mark.parametrize(("family", "model_type"), [("bert", "bert"), ("electra", "electra"), ("albert", "albert"),
+                                                    ("mobilebert", "mobilebert"), ("gpt2", "gpt2"), ("t5", "t5")])
+def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(family, model_type):
+    """A release's own config (bert_config.json, hparams.json) names no model_type: each family's checkpoint
+    is recognised by its own convention and no other (MobileBERT's names contain BERT's)."""
+    from tests.hf import originals
+    from tf2torch.hf.original import detect
+
+    found = detect(sorted(getattr(originals, family)()))
+    assert [c.model_types[0] for c in found] == [model_type]
+
+
 def _config(built, tmp_path, **changes) -> str:
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**json.loads(built.config_file.read_text()), **changes}))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import Convention
 from ._common import BERT_LEAVES
+from .mobilebert import SIGNATURE
 
 CONVENTIONS = (
     Convention(
@@ -15,7 +16,7 @@ CONVENTIONS = (
         model_types=("bert",),
         bare="BertModel",
         detect=r"^bert/encoder/layer_\d+/attention/self/query/kernel$",
-        unless=r"(^|/)(bottleneck|FakeLayerNorm|ffn_layer_\d+)(/|$)",  # MobileBERT's, under the same bert/
+        unless=SIGNATURE,  # MobileBERT's checkpoints hold BERT's names too, under the same bert/
         renames=BERT_LEAVES,
         heads=(("cls.predictions", "the masked-LM pretraining head"),
                ("cls.seq_relationship", "the next-sentence pretraining head")),
