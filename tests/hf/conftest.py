@@ -143,7 +143,8 @@ def original(tmp_path_factory):
         with torch.no_grad():
             for param in truth.parameters():
                 param.fill_(float("nan"))  # what the loader leaves unset stays NaN
-        getattr(transformers, case.loader)(truth, config, str(prefix), **case.loader_kwargs)
+        args = (truth, config, str(prefix)) if case.loader_takes_config else (truth, str(prefix))
+        getattr(transformers, case.loader)(*args, **case.loader_kwargs)
         unset = [k for k, v in truth.state_dict().items() if v.is_floating_point() and torch.isnan(v).any()]
         assert not unset, f"{name}: {case.loader} left {unset} unset: the synthetic names are wrong"
         target = getattr(transformers, case.expected_class)(config).eval()

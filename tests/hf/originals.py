@@ -100,6 +100,47 @@ def albert(e: int = 16, h: int = 32, i: int = 37) -> Shapes:
     return out
 
 
+def rembert(e: int = 16, h: int = 32, i: int = 37, layers: int = 2) -> Shapes:
+    """google-research RemBERT: small input embeddings projected to the hidden size; its pretraining head."""
+    out: Shapes = {}
+    _embeddings(out, "bert/embeddings", e)
+    _dense(out, "bert/encoder/embedding_hidden_mapping_in", e, h)
+    for n in range(layers):
+        _bert_layer(out, f"bert/encoder/layer_{n}", h, i)
+    _dense(out, "bert/pooler/dense", h, h)
+    _dense(out, "cls/predictions/transform/dense", h, 20)
+    out["cls/predictions/output_embedding"] = (V, 20)
+    out["cls/predictions/output_bias"] = (V,)
+    return out
+
+
+def big_bird(h: int = 32, i: int = 37, heads: int = 4, layers: int = 2) -> Shapes:
+    """google-research BigBird: 3-D attention kernels (Dense3dLayer), the embeddings' norm under encoder/."""
+    out: Shapes = {}
+    for table, rows in (("word", V), ("position", P), ("token_type", T)):
+        out[f"bert/embeddings/{table}_embeddings"] = (rows, h)
+    _norm(out, "bert/encoder/LayerNorm", h)
+    d = h // heads
+    for n in range(layers):
+        s = f"bert/encoder/layer_{n}"
+        for proj in ("query", "key", "value"):
+            out[f"{s}/attention/self/{proj}/kernel"] = (h, heads, d)
+            out[f"{s}/attention/self/{proj}/bias"] = (heads, d)
+        out[f"{s}/attention/output/dense/kernel"] = (heads, d, h)
+        out[f"{s}/attention/output/dense/bias"] = (h,)
+        _norm(out, f"{s}/attention/output/LayerNorm", h)
+        _dense(out, f"{s}/intermediate/dense", h, i)
+        _dense(out, f"{s}/output/dense", i, h)
+        _norm(out, f"{s}/output/LayerNorm", h)
+    _dense(out, "bert/pooler/dense", h, h)
+    _dense(out, "cls/predictions/transform/dense", h, h)
+    _norm(out, "cls/predictions/transform/LayerNorm", h)
+    out["cls/predictions/output_bias"] = (V,)
+    out["cls/seq_relationship/output_weights"] = (2, h)
+    out["cls/seq_relationship/output_bias"] = (2,)
+    return out
+
+
 def mobilebert(e: int = 16, h: int = 32, b: int = 24, i: int = 37, layers: int = 2) -> Shapes:
     """google-research MobileBERT: trigram embeddings, bottlenecks of width ``b``, FakeLayerNorm, two
     feed-forward networks per layer (the last one is the layer's own intermediate/output)."""
@@ -217,6 +258,7 @@ class Case:
     loader_kwargs: dict[str, Any] = field(default_factory=dict)
     config_kwargs: dict[str, Any] = field(default_factory=dict)  # the release's keys as transformers names them
     global_step: bool = True  # OpenAI's GPT-2 release has none (its loader would take it for a weight)
+    loader_takes_config: bool = True  # load_tf_weights_in_big_bird(model, path) has no config argument
 
 
 BERT_CONFIG = dict(vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
@@ -256,6 +298,17 @@ CASES: dict[str, Case] = {
     "mobilebert-pretraining": Case("load_tf_weights_in_mobilebert", "MobileBertForPreTraining", mobilebert, adam_slots,
                                    MOBILEBERT_CONFIG, "MobileBertConfig", "MobileBertForPreTraining",
                                    "MobileBertForPreTraining"),
+    "rembert-bare": Case("load_tf_weights_in_rembert", "RemBertModel", rembert, adam_slots,
+                         dict(model_type="rembert", vocab_size=V, hidden_size=32, num_hidden_layers=2,
+                              num_attention_heads=4, input_embedding_size=16, output_embedding_size=20,
+                              intermediate_size=37, max_position_embeddings=P, type_vocab_size=T),
+                         "RemBertConfig", None, "RemBertModel"),
+    "big_bird-pretraining": Case("load_tf_weights_in_big_bird", "BigBirdForPreTraining", big_bird, adam_slots,
+                                 dict(model_type="big_bird", vocab_size=V, hidden_size=32, num_hidden_layers=2,
+                                      num_attention_heads=4, intermediate_size=37, max_position_embeddings=P,
+                                      type_vocab_size=T, attention_type="original_full"),
+                                 "BigBirdConfig", "BigBirdForPreTraining", "BigBirdForPreTraining",
+                                 loader_takes_config=False),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),

@@ -8,6 +8,7 @@ A TF-Hub export prefixes every name with ``module/``."""
 from __future__ import annotations
 
 from . import Convention
+from ._common import ALBERT_SIGNATURE
 
 LAYER = r"(/albert_layers/\d+/)"  # an inner group, once renamed below
 
@@ -16,7 +17,7 @@ CONVENTIONS = (
         name="google-research ALBERT",
         model_types=("albert",),
         bare="AlbertModel",
-        detect=r"^(module/)?bert/encoder/transformer/group_\d+/inner_group_\d+/",
+        detect=ALBERT_SIGNATURE,
         renames=(
             (r"^module/", ""),
             (r"^bert/", "albert/"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...errors import MappingError
 from ...map import layouts
 from ...map.rules import Rules
 from ...spec import Role, Variable
@@ -24,7 +25,8 @@ from . import Convention
 class Applied:
     aliases: dict[str, str] = field(default_factory=dict)  # variable name -> the key it is matched by
     skipped: dict[str, str] = field(default_factory=dict)  # variable name -> why (by the convention)
-    rules: Rules = field(default_factory=Rules)  # layouts for keys the matcher would take as they are
+    layouts: dict[str, layouts.Layout] = field(default_factory=dict)  # key -> the convention's layout
+    rules: Rules = field(default_factory=Rules)  # those layouts, as the matcher takes them
 
 
 def apply(convention: Convention, variables: tuple[Variable, ...], keys: list[str], prefix: str,
@@ -46,9 +48,25 @@ def apply(convention: Convention, variables: tuple[Variable, ...], keys: list[st
                                      f"{convention.name} convention (pass --hf-class with a class that has it)")
             continue
         out.aliases[var.name] = key
-    chosen = {key: layouts.get(kind) for key in keys for pattern, kind in convention.layouts if re.search(pattern, key)}
-    out.rules = Rules(layouts=chosen, source=f"the {convention.name} convention")
+        layout = _layout(convention, key, var.shape)
+        if layout is not None:
+            out.layouts[key] = layout
+    out.rules = Rules(layouts=out.layouts, source=f"the {convention.name} convention")
     return out
+
+
+def _layout(convention: Convention, key: str, shape: tuple[int, ...]) -> layouts.Layout | None:
+    """The convention's layout for ``key``, if one applies to a weight of this shape (BigBird's 3-D
+    attention kernels take one, a 2-D kernel under the same name keeps the module type's)."""
+    for pattern, kind in convention.layouts:
+        if re.search(pattern, key):
+            layout = layouts.get(kind)
+            try:
+                layout.out_shape(shape)
+            except MappingError:
+                continue
+            return layout
+    return None
 
 
 def _adapt(key: str, have: set[str], prefix: str) -> str:

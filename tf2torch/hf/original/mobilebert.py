@@ -7,17 +7,14 @@
 from __future__ import annotations
 
 from . import Convention
-from ._common import BERT_LEAVES
-
-# Names only MobileBERT's checkpoints hold (BERT's convention is ruled out by them)
-SIGNATURE = r"^bert/(embeddings/embedding_transformation|encoder/layer_\d+/(bottleneck|ffn_layer_\d+))/"
+from ._common import BERT_LEAVES, MOBILEBERT_SIGNATURE
 
 CONVENTIONS = (
     Convention(
         name="google-research MobileBERT",
         model_types=("mobilebert",),
         bare="MobileBertModel",
-        detect=SIGNATURE,
+        detect=MOBILEBERT_SIGNATURE,
         renames=((r"^bert/", "mobilebert/"),
                  (r"/ffn_layer_(\d+)/", r"/ffn/\1/"),
                  (r"/FakeLayerNorm/", "/LayerNorm/"),
