@@ -142,6 +142,31 @@ def test_bad_input_is_one_line_and_nothing_written(name, original, tmp_path):
 
 
 @pytest.mark.tf
+def test_not_an_original_checkpoint_or_config_is_one_line(original, tmp_path):
+    """A TF2 object-graph checkpoint (its names are object paths, no convention's) and a config that is no
+    JSON object: one line naming the file, nothing written."""
+    import tensorflow as tf
+
+    built = original("gpt2-bare")
+    tf.train.Checkpoint(v=tf.Variable(np.ones(3, np.float32))).write(str(tmp_path / "tf2" / "ckpt"))
+    (tmp_path / "list.json").write_text("[1, 2]")
+    for source, config, words in ((tmp_path / "tf2" / "ckpt", built.config_file, ("TF2 object-graph", "ckpt")),
+                                  (built.prefix, tmp_path / "list.json", ("list.json", "JSON object"))):
+        result = run_cli("convert", source, "--hf-config", config, "-o", tmp_path / "out")
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.exit_code != 0 and len(lines) == 1 and all(w in lines[0] for w in words), result.stderr
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.tf
+def test_dry_run_plans_and_writes_nothing(original, tmp_path):
+    built = original("bert-bare")
+    result = run_cli("convert", built.prefix, "--hf-config", built.config_file, "--dry-run", "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "bert/encoder/layer_0/attention/self/query/kernel" in result.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.tf
 def test_model_and_hf_config_together_is_a_usage_error(original, tmp_path):
     built = original("gpt2-bare")
     result = run_cli("convert", built.prefix, "--hf-config", built.config_file, "--model", "x.py:build",
