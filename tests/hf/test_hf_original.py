@@ -121,7 +121,9 @@ BAD = {
     "config-not-the-weights": ("bert-bare", dict(intermediate_size=41), (), ("does config.json belong", "mismatch")),
     "more-layers-than-the-checkpoint": ("gpt2-bare", dict(n_layer=3), (), ("missing", "h.2")),
     "unknown-model-type": ("bert-bare", dict(model_type="no_such_model"), (), ("no_such_model", "known: ")),
-    "family-of-another-checkpoint": ("t5-v1_1", dict(model_type="bert"), (), ("unexpected",)),
+    "family-of-another-checkpoint": ("t5-v1_1", dict(model_type="bert"), (), ("'bert'", "mesh-TF T5 names")),
+    "class-of-another-family": ("bert-bare", {}, ("--hf-class", "GPT2Model"), ("'gpt2'", "google-research BERT")),
+    "class-not-the-config": ("t5-v1_1", {}, ("--hf-class", "BertModel"), ("'t5'", "'bert' class")),
     "no-model-type-and-no-known-names": ("gpt2-bare", {}, ("--hf-class", "NoSuchModel"), ("NoSuchModel",)),
 }
 

@@ -33,13 +33,19 @@ def read(path: Path) -> dict[str, Any]:
 def model_type(raw: dict[str, Any], where: Path, class_type: str | None, names: list[str]) -> str:
     """The config's ``model_type``, else ``--hf-class``'s, else the one family whose names the checkpoint holds."""
     stated = raw.get("model_type") or class_type
+    found = detect(names)
     if stated is not None:
         if not isinstance(stated, str) or stated not in model_types():
             raise UnsupportedError(f"{where}: model_type {stated!r}: no original-checkpoint convention for it "
                                    f"(known: {', '.join(model_types())}); convert with --model FILE.py:CALLABLE "
                                    "and a rules file instead")
+        if class_type is not None and class_type != stated and raw.get("model_type"):
+            raise UsageError(f"{where}: model_type {stated!r}, but --hf-class is a {class_type!r} class; pass a "
+                             f"{stated} class, or the config of the model you mean")
+        if len(found) == 1 and stated not in found[0].model_types:
+            raise UsageError(f"{where}: model_type {stated!r}, but the checkpoint holds {found[0].name} names; pass "
+                             "the config (or --hf-class) of that family")
         return stated
-    found = detect(names)
     if len(found) != 1:
         what = "no known family's names" if not found else "the names of " + " and ".join(c.name for c in found)
         raise UsageError(f"{where}: names no model_type and the checkpoint holds {what}; add \"model_type\" "
