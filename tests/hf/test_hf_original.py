@@ -161,6 +161,25 @@ def test_not_an_original_checkpoint_or_config_is_one_line(original, tmp_path):
 
 
 @pytest.mark.tf
+def test_sharded_output_holds_the_same_weights(original, tmp_path, monkeypatch):
+    """Above the shard size the checkpoint route splits OUT as save_pretrained does (the writer both routes
+    share), and the shards still hold exactly the loader's weights."""
+    import transformers
+
+    from tf2torch.hf import write
+
+    built = original("t5-v1_1")
+    monkeypatch.setattr(write, "MAX_SHARD_SIZE", 20_000)
+    out = tmp_path / "out"
+    result = run_cli("convert", built.prefix, "--hf-config", built.config_file, "--hf-class",
+                     "T5ForConditionalGeneration", "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    assert len(list(out.glob("model-*.safetensors"))) > 2 and (out / "model.safetensors.index.json").is_file()
+    got = transformers.T5ForConditionalGeneration.from_pretrained(out).state_dict()
+    assert all(torch.equal(got[k], v) for k, v in built.truth.items())
+
+
+@pytest.mark.tf
 def test_dry_run_plans_and_writes_nothing(original, tmp_path):
     built = original("bert-bare")
     result = run_cli("convert", built.prefix, "--hf-config", built.config_file, "--dry-run", "-o", tmp_path / "out")
