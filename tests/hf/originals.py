@@ -188,6 +188,22 @@ def gpt2(layers: int = 2, e: int = 32) -> Shapes:
     return out
 
 
+def gpt_neo(layers: int = 2, e: int = 32) -> Shapes:
+    """EleutherAI GPT-Neo (mesh-TF): attention projections without a kernel leaf, the MLP under conv1d_main."""
+    out: Shapes = {"gpt2/wte": (V, e), "gpt2/wpe": (P, e)}
+    for n in range(layers):
+        s = f"gpt2/h{n}"
+        for part in ("norm_1", "norm_2"):
+            out[f"{s}/{part}/g"], out[f"{s}/{part}/b"] = (e,), (e,)
+        for proj in ("q", "k", "v", "o"):
+            out[f"{s}/attn/{proj}"] = (e, e)
+        out[f"{s}/attn/compute_output_bias/o_b"] = (e,)
+        _dense(out, f"{s}/mlp/conv1d_main/c_fc", e, 4 * e)
+        _dense(out, f"{s}/mlp/conv1d_main/c_proj", 4 * e, e)
+    out["gpt2/ln_f/g"], out["gpt2/ln_f/b"] = (e,), (e,)
+    return out
+
+
 def t5(layers: int = 2, d: int = 32, heads: int = 4, kv: int = 8, ff: int = 37, buckets: int = 32,
        v1_1: bool = True) -> Shapes:
     """mesh-TF T5 v1.1 (gated feed-forward wi_0/wi_1, untied decoder/logits), or v1.0 (one wi, the LM head
@@ -316,6 +332,10 @@ CASES: dict[str, Case] = {
                     "GPT2LMHeadModel", "GPT2LMHeadModel",
                     config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                     global_step=False),
+    "gpt_neo-lm": Case("load_tf_weights_in_gpt_neo", "GPTNeoForCausalLM", gpt_neo, adam_slots,
+                       dict(model_type="gpt_neo", vocab_size=V, max_position_embeddings=P, hidden_size=32,
+                            num_layers=2, num_heads=4, attention_types=[[["global", "local"], 1]], window_size=4),
+                       "GPTNeoConfig", "GPTNeoForCausalLM", "GPTNeoForCausalLM"),
     "t5-v1_1": Case("load_tf_weights_in_t5", "T5ForConditionalGeneration", t5, adafactor_slots, T5_CONFIG,
                     "T5Config", "T5ForConditionalGeneration", "T5ForConditionalGeneration",
                     inputs=("input_ids", "decoder_input_ids")),
