@@ -86,6 +86,11 @@ def emit(plans: list[TensorPlan], report: Report, found: Repo, config_out: dict[
     return conversion
 
 
+def tied_keys(model: Any) -> set[str]:
+    """The keys ``map_onto`` leaves to transformers' re-tying (not matched: another key of the group is)."""
+    return set(_untie(model, target_params(model))[1])
+
+
 def _untie(model: Any, targets: list[TargetParam]) -> tuple[list[TargetParam], dict[str, TargetParam]]:
     """The targets to match, without the keys that are another key's tensor (tied embeddings, LM heads,
     a masked-LM decoder bias): one key per tied group is filled, the one transformers ties the others to

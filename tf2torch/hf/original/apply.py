@@ -12,6 +12,7 @@ weight the class has no key for is left to the matcher, which reports it, and th
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ...errors import MappingError
@@ -23,15 +24,17 @@ from . import Convention
 
 @dataclass
 class Applied:
-    aliases: dict[str, str] = field(default_factory=dict)  # variable name -> the key it is matched by
+    pairs: dict[str, str] = field(default_factory=dict)  # variable name -> the class's key it names
+    aliases: dict[str, str] = field(default_factory=dict)  # variable name -> a key the class lacks
     skipped: dict[str, str] = field(default_factory=dict)  # variable name -> why (by the convention)
     layouts: dict[str, layouts.Layout] = field(default_factory=dict)  # key -> the convention's layout
     rules: Rules = field(default_factory=Rules)  # those layouts, as the matcher takes them
 
 
 def apply(convention: Convention, variables: tuple[Variable, ...], keys: list[str], prefix: str,
-          class_name: str) -> Applied:
-    """``keys``: the class's state_dict keys; ``prefix``: its ``base_model_prefix``."""
+          class_name: str, tied: Collection[str] = ()) -> Applied:
+    """``keys``: the class's state_dict keys; ``prefix``: its ``base_model_prefix``; ``tied``: the keys
+    left to transformers' re-tying (a weight named for one is a weight too many: the matcher reports it)."""
     have = set(keys)
     out = Applied()
     for var in variables:
@@ -47,11 +50,14 @@ def apply(convention: Convention, variables: tuple[Variable, ...], keys: list[st
             out.skipped[var.name] = (f"{head[1]} ({head[0]!r}): {class_name} has none; skipped by the "
                                      f"{convention.name} convention (pass --hf-class with a class that has it)")
             continue
-        out.aliases[var.name] = key
+        if key in have and key not in tied:  # the exact key: paired, so no name vocabulary stands between them (TAPAS'
+            out.pairs[var.name] = key  # top-level "output_weights" is that key, not a ".weight")
+        else:  # no such key: the matcher reports it (or a tied group's other key takes it), never guessed
+            out.aliases[var.name] = key
         layout = _layout(convention, key, var.shape)
         if layout is not None:
             out.layouts[key] = layout
-    out.rules = Rules(layouts=out.layouts, source=f"the {convention.name} convention")
+    out.rules = Rules(pairs=out.pairs, layouts=out.layouts, source=f"the {convention.name} convention")
     return out
 
 
