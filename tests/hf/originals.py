@@ -141,6 +141,24 @@ def big_bird(h: int = 32, i: int = 37, heads: int = 4, layers: int = 2) -> Shape
     return out
 
 
+TAPAS_TYPES = (3, 256, 256, 2, 256, 256, 10)  # transformers' TapasConfig default type_vocab_sizes
+
+
+def tapas(h: int = 32, i: int = 37, layers: int = 2, aggregations: int = 4) -> Shapes:
+    """google-research TAPAS fine-tuned for table QA (WTQ-style: cell selection and aggregation heads)."""
+    out: Shapes = {"bert/embeddings/word_embeddings": (V, h), "bert/embeddings/position_embeddings": (P, h)}
+    for n, rows in enumerate(TAPAS_TYPES):
+        out[f"bert/embeddings/token_type_embeddings_{n}"] = (rows, h)
+    _norm(out, "bert/embeddings/LayerNorm", h)
+    for n in range(layers):
+        _bert_layer(out, f"bert/encoder/layer_{n}", h, i)
+    _dense(out, "bert/pooler/dense", h, h)
+    out |= {"output_weights": (h,), "output_bias": (), "column_output_weights": (h,), "column_output_bias": (),
+            "output_weights_agg": (aggregations, h), "output_bias_agg": (aggregations,),
+            "cls/seq_relationship/output_weights": (2, h), "cls/seq_relationship/output_bias": (2,)}
+    return out
+
+
 def mobilebert(e: int = 16, h: int = 32, b: int = 24, i: int = 37, layers: int = 2) -> Shapes:
     """google-research MobileBERT: trigram embeddings, bottlenecks of width ``b``, FakeLayerNorm, two
     feed-forward networks per layer (the last one is the layer's own intermediate/output)."""
@@ -325,6 +343,10 @@ CASES: dict[str, Case] = {
                                       type_vocab_size=T, attention_type="original_full"),
                                  "BigBirdConfig", "BigBirdForPreTraining", "BigBirdForPreTraining",
                                  loader_takes_config=False),
+    "tapas-qa": Case("load_tf_weights_in_tapas", "TapasForQuestionAnswering", tapas, adam_slots,
+                     dict(model_type="tapas", vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                          intermediate_size=37, max_position_embeddings=P, num_aggregation_labels=4),
+                     "TapasConfig", "TapasForQuestionAnswering", "TapasForQuestionAnswering"),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),

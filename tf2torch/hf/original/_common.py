@@ -16,3 +16,4 @@ ALBERT_SIGNATURE = r"^(module/)?bert/encoder/transformer/group_\d+/inner_group_\
 MOBILEBERT_SIGNATURE = r"^bert/(embeddings/embedding_transformation|encoder/layer_\d+/(bottleneck|ffn_layer_\d+))/"
 REMBERT_SIGNATURE = r"^bert/encoder/embedding_hidden_mapping_in/"  # (ALBERT's too: ruled out by its own)
 BIGBIRD_SIGNATURE = r"^bert/encoder/LayerNorm/"  # BigBird keeps the embeddings' norm under the encoder
+TAPAS_SIGNATURE = r"^bert/embeddings/token_type_embeddings_\d+$"  # seven token-type tables

@@ -7,7 +7,7 @@ slots and ``global_step`` are optimizer state and bookkeeping (``readers.roles``
 from __future__ import annotations
 
 from . import Convention
-from ._common import BERT_LEAVES, BIGBIRD_SIGNATURE, MOBILEBERT_SIGNATURE, REMBERT_SIGNATURE
+from ._common import BERT_LEAVES, BIGBIRD_SIGNATURE, MOBILEBERT_SIGNATURE, REMBERT_SIGNATURE, TAPAS_SIGNATURE
 
 CONVENTIONS = (
     Convention(
@@ -15,8 +15,8 @@ CONVENTIONS = (
         model_types=("bert",),
         bare="BertModel",
         detect=r"^bert/encoder/layer_\d+/attention/self/query/kernel$",
-        # MobileBERT's, RemBERT's and BigBird's checkpoints hold BERT's names too, under the same bert/
-        unless="|".join((MOBILEBERT_SIGNATURE, REMBERT_SIGNATURE, BIGBIRD_SIGNATURE)),
+        # MobileBERT's, RemBERT's, BigBird's and TAPAS' checkpoints hold BERT's names too, under the same bert/
+        unless="|".join((MOBILEBERT_SIGNATURE, REMBERT_SIGNATURE, BIGBIRD_SIGNATURE, TAPAS_SIGNATURE)),
         renames=BERT_LEAVES,
         heads=(("cls.predictions", "the masked-LM pretraining head"),
                ("cls.seq_relationship", "the next-sentence pretraining head")),
