@@ -197,6 +197,7 @@ def test_model_and_hf_config_together_is_a_usage_error(original, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.tf
 def test_expected_outputs_are_not_trivial(original):
     """The comparison means something: the truth's outputs vary (no NaN, not constant)."""
     built = original("bert-bare")
