@@ -95,6 +95,9 @@ def convert(
             beside ``out_dir`` as ``OUTDIR.failed-report.json``.
         hf_class: a transformers repository (a directory with config.json and tf_model.h5) converts into
             one with PyTorch weights (tf2torch.hf); this names its PyTorch class (default: from the config).
+        hf_config: an original TF1 checkpoint (google-research BERT, ALBERT, ELECTRA, OpenAI GPT-2, mesh-TF
+            T5) converts into a transformers repository (tf2torch.hf.original); this is its model config
+            (a transformers config.json or the release's own); ``hf_class`` picks the class.
 
     Args (not an option: how to watch, not what to convert):
         progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
@@ -113,6 +116,16 @@ def convert(
     from .pipelines.contract import enforce
 
     options = ConvertOptions.build(options, **kwargs)
+    if options.hf_config is not None:
+        # an original TF1 checkpoint (Google's, OpenAI's, mesh-TF's names) in, a transformers repo out
+        if options.model is not None:
+            raise UsageError("--hf-config writes a transformers repository; --model maps onto your own model: "
+                             "pass one of them")
+        from .hf.original.convert import convert_checkpoint
+
+        return convert_checkpoint(source, out_dir, options.hf_config, hf_class=options.hf_class,
+                                  dtype=options.dtype, force=options.force, dry_run=options.dry_run,
+                                  report_path=options.report_path, verify_crc=options.verify_crc, progress=progress)
     if options.model is None and (options.hf_class is not None or hf.is_repo(source)):
         # a transformers repository in, one out: its own reader and writer (tf2torch.hf), the same contract
         from .hf.convert import convert_repo

@@ -129,6 +129,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
               help="Generated models: one module per Keras layer (default: a class per kind of repeated block).")
 @click.option("--hf-class", metavar="CLASS", help="A transformers repo (config.json + tf_model.h5): the PyTorch "
               "class to write for (default: the config's architecture without 'TF').")
+@click.option("--hf-config", type=PathArg, help="An original TF1 checkpoint (Google BERT, ALBERT, ELECTRA, GPT-2, "
+              "T5...) into a transformers repo: its config.json or the release's bert_config.json-style file.")
 @click.option("--force", is_flag=True, help="Replace an existing output directory.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (every mapping and transform); write nothing.")
 @click.option("--no-verify-crc", "verify_crc", flag_value=False, default=True,

@@ -54,6 +54,7 @@ class ConvertOptions:
     graph_outputs: tuple[str, ...] = ()
     signature: str | None = None
     hf_class: str | None = None  # a transformers repo's PyTorch class (default: the config's, without 'TF')
+    hf_config: str | Path | None = None  # an original TF1 checkpoint's model config: convert it to a transformers repo
 
     def __post_init__(self) -> None:
         # Callers pass lists as often as tuples; stored as tuples the object stays immutable and hashable.

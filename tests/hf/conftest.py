@@ -107,3 +107,72 @@ def copy_repo(built: Built, where: Path) -> Path:
     target = where / built.name
     shutil.copytree(built.repo, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def original(tmp_path_factory):
+    """``original(name)``: the case of ``originals.CASES`` built (checkpoint under the release's names),
+    checked by transformers 4.57's own loader, and converted by the CLI; built once per session."""
+    import json
+
+    import torch
+
+    from tests.hf import originals
+
+    built: dict[str, originals.Built] = {}
+
+    def get(name: str) -> originals.Built:
+        if name in built:
+            return built[name]
+        transformers = require_transformers()
+        import tensorflow as tf
+
+        case = originals.CASES[name]
+        folder = tmp_path_factory.mktemp(name)
+        shapes = case.shapes()
+        tensors = originals.values(shapes, seed=len(shapes))  # the same weights for every case of a family
+        tensors |= originals.values(case.slots(shapes), seed=1)
+        if case.global_step:
+            tensors["global_step"] = np.array(1000, np.int64)
+        prefix = folder / "model.ckpt"
+        originals.write_checkpoint(tf, prefix, tensors)
+        (folder / "config.json").write_text(json.dumps(case.config))
+        config = getattr(transformers, case.config_class)(
+            **(case.config_kwargs or {k: v for k, v in case.config.items() if k != "model_type"}))
+        truth = getattr(transformers, case.truth_class)(config).eval()
+        with torch.no_grad():
+            for param in truth.parameters():
+                param.fill_(float("nan"))  # what the loader leaves unset stays NaN
+        args = (truth, config, str(prefix)) if case.loader_takes_config else (truth, str(prefix))
+        getattr(transformers, case.loader)(*args, **case.loader_kwargs)
+        unset = [k for k, v in truth.state_dict().items() if v.is_floating_point() and torch.isnan(v).any()]
+        assert not unset, f"{name}: {case.loader} left {unset} unset: the synthetic names are wrong"
+        target = getattr(transformers, case.expected_class)(config).eval()
+        prefix_of = target.base_model_prefix
+        source = truth.state_dict()
+        found = {k: next((source[c] for c in (k, f"{prefix_of}.{k}", k.partition(".")[2]) if c in source), None)
+                 for k in target.state_dict()}
+        missing = target.load_state_dict({k: v for k, v in found.items() if v is not None}, strict=False).missing_keys
+        shared = {k for keys in tie_groups(target) for k in keys}
+        assert set(missing) <= shared, f"{name}: the truth has no {set(missing) - shared}"  # tied: set with their group
+        inputs = make_inputs(case.inputs, seed=3)
+        with torch.no_grad():
+            expected = originals.first_output(target(**{k: torch.from_numpy(v) for k, v in inputs.items()}))
+        out = folder / "out" / "pt"
+        args = ["convert", prefix, "--hf-config", folder / "config.json", "-o", out, "-q"]
+        result = run_cli(*args, *(["--hf-class", case.hf_class] if case.hf_class else []))
+        assert result.exit_code == 0, result.output
+        np.savez(out.parent / "inputs.npz", **inputs)
+        np.savez(out.parent / "expected.npz", logits=expected.double().numpy())
+        built[name] = originals.Built(name, prefix, folder / "config.json", target.state_dict(), inputs,
+                                      expected.double().numpy(), out)
+        return built[name]
+
+    return get
+
+
+def tie_groups(model) -> list[list[str]]:
+    """The state_dict keys that are one tensor (tied embeddings and LM heads)."""
+    from tf2torch.hf.target import tie_groups as groups
+
+    return groups(model)

@@ -1,10 +1,10 @@
 """Load tf2torch's converted repositories with transformers 5 (no TF classes there) and print what happened.
 
 Run in a venv with transformers 5 (``make hf5-venv``): ``python tests/hf/load_in_v5.py OUT [OUT ...]``,
-each OUT a converted repository with ``inputs.npz`` and ``expected.npz`` (TF's logits) beside it. Prints
-one JSON object: per OUT, the transformers version, ``from_pretrained``'s loading info, the relative error
-of the logits against TF's and the model's own float64 drift (``tests.support.numerics``, imported from
-the repository root), or the exception raised. It judges nothing: the test that runs it does.
+each OUT a converted repository with ``inputs.npz`` and ``expected.npz`` (TF's logits, or a bare model's
+first output) beside it. Prints one JSON object: per OUT, the transformers version, ``from_pretrained``'s
+loading info, the relative error of the logits against TF's and the model's own float64 drift
+(``tests.support.numerics``, imported from the repository root), or the exception raised. It judges nothing: the test that runs it does.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ def run(model: Any, inputs: dict[str, np.ndarray], dtype: torch.dtype | None = N
     if dtype is not None:
         feed = {k: v.to(dtype) if v.is_floating_point() else v for k, v in feed.items()}
     with torch.no_grad():
-        return model(**feed).logits.double().numpy()
+        output = model(**feed)
+    logits = getattr(output, "logits", None)  # a bare model (BertModel, GPT2Model) has none: its first output
+    return (logits if logits is not None else output[0]).double().numpy()
 
 
 def load(out: Path) -> dict[str, Any]:

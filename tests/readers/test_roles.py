@@ -22,6 +22,13 @@ from tf2torch.spec import Role
     ("w/ExponentialMovingAverage", Role.EMA, "ExponentialMovingAverage shadow of w"),
     ("bn/mean/ExponentialMovingAverage/biased", Role.EMA, "ExponentialMovingAverage shadow of bn/mean"),
     ("bn/moving_mean", Role.WEIGHT, ""),
+    # mesh-TF Adafactor (T5): factored second moments and the unfactored one
+    ("encoder/block_000/layer_000/SelfAttention/q_slot_vr", Role.OPTIMIZER,
+     "Adafactor slot 'vr' of encoder/block_000/layer_000/SelfAttention/q (mesh-TF style)"),
+    ("shared/embedding_slot_vc", Role.OPTIMIZER, "Adafactor slot 'vc' of shared/embedding (mesh-TF style)"),
+    ("encoder/final_layer_norm/scale_slot_v", Role.OPTIMIZER,
+     "Adafactor slot 'v' of encoder/final_layer_norm/scale (mesh-TF style)"),
+    ("my_slot_value", Role.WEIGHT, ""),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_tf1_name_roles(name, role, note):
     assert classify_tf1(name) == (role, note)

@@ -7,21 +7,15 @@ checked, then everything is planned (no tensor read), the contract checked, and 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .. import __version__, dtypes
-from ..errors import MappingError, OutputError, UsageError
-from ..map.account import Entry, Report
-from ..map.match import TargetParam
-from ..map.plan import onto_model
-from ..map.target import target_params
+from ..errors import UsageError
 from ..plan import TensorPlan
 from ..readers.jsonsafe import load_json
-from . import CONFIG, repo, target, write
+from . import CONFIG, onto, repo, target
 
 
 def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: str | None = None,
@@ -32,17 +26,15 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
 
     ``max_shard_size``: bytes per ``model-0000i-of-0000N.safetensors`` (default ``write.MAX_SHARD_SIZE``,
     read at call time so that tests can lower it)."""
-    from ..pipelines import Conversion
-
     root = Path(source)
     if not root.is_dir() or not (root / CONFIG).is_file():
         raise UsageError(f"{source}: --hf-class needs a transformers repository directory (config.json + "
-                         "tf_model.h5); pass the directory, or drop --hf-class")
+                         "tf_model.h5), or an original TF1 checkpoint with --hf-config CONFIG; pass one, or drop "
+                         "--hf-class")
     if out_dir is None and not dry_run:
         raise UsageError("convert needs an output directory (-o OUTDIR) unless --dry-run")
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None and not dry_run and not force and out.is_dir() and any(out.iterdir()):
-        raise OutputError(f"{out}: exists and is not empty; pass --force to replace it")  # before the long work
+    onto.check_output(out, dry_run=dry_run, force=force)
     found = repo.scan(root)
     config = load_json((root / CONFIG).read_bytes(), str(root / CONFIG), "a transformers config")
     if not isinstance(config, dict):
@@ -51,37 +43,16 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     cls = target.model_class(transformers, target.class_name(config, hf_class, root / CONFIG), root / CONFIG)
     spec = _read(found)
     model = target.build(cls, root)
-    targets, tied = _untie(model, target_params(model))
-    out_dtype = dtypes.by_name(dtype) if dtype else None
-    plans, report = onto_model(spec, targets, dtype=out_dtype, aliases=_aliases(spec))
-    report.mode = f"hugging-face {cls.__name__}"
-    _tied_entries(report, tied)
-    _allow_ignored(model, report)
-    problems = report.problems(strict=False)
-    if problems:
-        where = _failed_report(report, out, report_path, force)
-        hint = " (does config.json belong to these weights?)" if report.by_status("mismatched") else ""
-        raise MappingError(f"{root}: {cls.__name__} from {CONFIG} does not take {found.weights_label}{hint}: "
-                           + "; ".join(problems) + (f" (full report: {where})" if where else ""))
-    order = {t.key: i for i, t in enumerate(targets)}  # save_pretrained writes in state_dict order
-    plans.sort(key=lambda p: order.get(p.key, len(order)))
-    if report_path is not None:
-        from ..write.output import write_report_file
-
-        write_report_file(Path(report_path), report, failed=False, force=force)
-    conversion = Conversion(report, plans, None, None if dry_run else out)
-    if dry_run:
-        return conversion
-    stored = _stored_dtype(plans)
-    # "dtype" is what transformers >= 4.56 reads, "torch_dtype" what earlier ones read (later ones accept it)
-    config_out = {**config, "architectures": [cls.__name__], "dtype": stored, "torch_dtype": stored}
+    plans, report = onto.map_onto(spec, model, dtype=dtypes.by_name(dtype) if dtype else None,
+                                  aliases=_aliases(spec))
+    onto.enforce(report, f"{root}: {cls.__name__} from {CONFIG} does not take {found.weights_label}", CONFIG,
+                 out=out, report_path=report_path, force=force)
     original = config.get("architectures") or ["(no architectures)"]
     line = (f"Converted to PyTorch ({cls.__name__}, model.safetensors) from the TensorFlow weights "
             f"({found.weights_label}, {original[0]}) by tf2torch {__version__}.")
-    assert out is not None
-    conversion.files = write.write_repo(out, found, plans, report, config_out, line, force=force,
-                                        max_shard_size=max_shard_size or write.MAX_SHARD_SIZE, progress=progress)
-    return conversion
+    return onto.emit(plans, report, found, {**config, "architectures": [cls.__name__]}, line, out=out,
+                     dry_run=dry_run, force=force, report_path=report_path, max_shard_size=max_shard_size,
+                     progress=progress)
 
 
 def _read(found: repo.Repo) -> Any:
@@ -100,54 +71,3 @@ def _aliases(spec: Any) -> dict[str, str]:
     there, against pathological names."""
     return {v.name: re.sub(r"(^|/)[^/]*___([^/]*)(?=/)", r"\1\2", v.name) for v in spec.variables
             if "___" in v.name and v.name.count("___") <= 10 and len(v.name) <= 2048}
-
-
-def _untie(model: Any, targets: list[TargetParam]) -> tuple[list[TargetParam], dict[str, TargetParam]]:
-    """The targets to match, without the keys that are another key's tensor (tied embeddings, LM heads,
-    a masked-LM decoder bias): one key per tied group is filled, the one transformers ties the others to
-    (not in its ``_tied_weights_keys``), as save_pretrained writes it; from_pretrained re-ties the rest.
-    Left in, two keys of one tensor would make the matcher's choice between them ambiguous."""
-    tied = target.tied_targets(model)
-    by_key = {t.key: t for t in targets}
-    dropped: dict[str, TargetParam] = {}
-    for group in target.tie_groups(model):
-        keep = next((k for k in group if not target.matches_any(k, tied)), group[0])
-        dropped |= {k: by_key[keep] for k in group if k != keep}
-    return [t for t in targets if t.key not in dropped], dropped
-
-
-def _tied_entries(report: Report, dropped: dict[str, TargetParam]) -> None:
-    for key, keep in sorted(dropped.items()):
-        report.add(Entry("missing", key=key, out_shape=keep.shape, reason="tied",
-                         allowed=f"the same tensor as {keep.key!r}; transformers re-ties it on load"))
-
-
-def _allow_ignored(model: Any, report: Report) -> None:
-    patterns = target.ignored_missing(model)
-    for i, e in enumerate(report.entries):
-        if e.status == "missing" and not e.allowed and target.matches_any(e.key, patterns):
-            report.entries[i] = replace(e, allowed="transformers accepts it absent "
-                                                   "(the class's _keys_to_ignore_on_load_missing)")
-
-
-def _stored_dtype(plans: list[TensorPlan]) -> str:
-    """The float dtype holding the most bytes (what save_pretrained records as the model's dtype)."""
-    counts = Counter[str]()
-    for plan in plans:
-        if plan.dtype.is_float:
-            counts[plan.dtype.name] += plan.nbytes
-    return counts.most_common(1)[0][0] if counts else "float32"
-
-
-def _failed_report(report: Report, out: Path | None, report_path: str | Path | None, force: bool) -> Path | None:
-    """The failed conversion's report, beside OUT (never inside it) as the other modes do."""
-    from ..write.output import failed_report_path, write_report_file
-
-    if report_path is None and out is None:
-        return None
-    path = Path(report_path) if report_path is not None else failed_report_path(out)  # type: ignore[arg-type]
-    try:
-        write_report_file(path, report, failed=True, force=force)
-    except OutputError:
-        return None
-    return path

@@ -77,17 +77,28 @@ def model_class(transformers: ModuleType, name: str, where: Path) -> type:
 
 def build(cls: type, root: Path) -> Any:
     """The model from the repository's config, on the meta device (no storage, no initialisation cost)."""
+    try:
+        config = cls.config_class.from_pretrained(str(root), local_files_only=True)
+    except Exception as exc:  # a config that does not fit the class: one line, not transformers' traceback
+        raise _unbuildable(cls, root / "config.json", exc) from None
+    return instantiate(cls, config, root / "config.json")
+
+
+def instantiate(cls: type, config: Any, where: Path) -> Any:
+    """``cls(config)`` on the meta device, in eval mode; a config that does not fit the class is one line."""
     import torch
 
     try:
-        config = cls.config_class.from_pretrained(str(root), local_files_only=True)
         with torch.device("meta"):
             model = cls(config)
-    except Exception as exc:  # a config that does not fit the class: one line, not transformers' traceback
-        raise UnsupportedError(f"{root / 'config.json'}: building {cls.__name__} from it raised "
-                               f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}; fix the config or "
-                               "pass another --hf-class") from None
+    except Exception as exc:
+        raise _unbuildable(cls, where, exc) from None
     return model.eval()
+
+
+def _unbuildable(cls: type, where: Path, exc: Exception) -> UnsupportedError:
+    return UnsupportedError(f"{where}: building {cls.__name__} from it raised {type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:300]}; fix the config or pass another --hf-class")
 
 
 def tie_groups(model: Any) -> list[list[str]]:

@@ -50,8 +50,11 @@ def shard(plans: list[TensorPlan], max_size: int) -> list[list[TensorPlan]]:
 
 def write_repo(out: Path, repo: Repo, plans: list[TensorPlan], report: Report, config: dict[str, Any],
                card_line: str, *, force: bool, max_shard_size: int = MAX_SHARD_SIZE,
-               progress: Callable[[TensorPlan, int], None] | None = None) -> list[str]:
-    """Write every file of OUT in a staging directory and move it into place; returns the names written."""
+               progress: Callable[[TensorPlan, int], None] | None = None, title: str | None = None) -> list[str]:
+    """Write every file of OUT in a staging directory and move it into place; returns the names written.
+
+    ``title``: a new model card with this title (a source with no card of its own, e.g. a checkpoint);
+    default: the repository's README.md with the line appended."""
     groups = shard(plans, max_shard_size)
     names = [SINGLE] if len(groups) == 1 else \
         [f"model-{i:05d}-of-{len(groups):05d}.safetensors" for i in range(1, len(groups) + 1)]
@@ -76,7 +79,8 @@ def write_repo(out: Path, repo: Repo, plans: list[TensorPlan], report: Report, c
         for rel in copies:
             (staging / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(repo.root / rel, staging / rel)  # follows a snapshot's symlink to its blob
-        (staging / CARD).write_bytes(model_card(repo.root / CARD, card_line))
+        (staging / CARD).write_bytes(model_card(repo.root / CARD, card_line) if title is None
+                                      else f"# {title}\n\n{card_line}\n".encode())
         (staging / "report.json").write_text(report.dumps(), encoding="utf-8")
     return [*names, *([INDEX] if len(groups) > 1 else []), CONFIG, *map(str, copies), CARD, "report.json"]
 

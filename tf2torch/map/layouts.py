@@ -152,6 +152,11 @@ TABLE: dict[str, Layout] = {
     # A 1x1 conv kernel (slim's "logits" conv, a conv "fc") onto an nn.Linear: (1, 1, in, out) -> (out, in).
     "conv1x1_dense": Layout("conv1x1_dense", "(1, 1, in, out) -> (out, in)",
                             (_reshape(lambda s: s[-2:] if all(d == 1 for d in s[:-2]) else s), _perm(1, 0))),
+    # OpenAI GPT-2's 1x1-conv kernels are stored (1, nx, nf); transformers' Conv1D keeps (nx, nf).
+    "squeeze_lead": Layout("squeeze_lead", "(1, …) -> (…)", (_reshape(lambda s: s[1:] if s[:1] == (1,) else s),)),
+    # A 2-D table stored the other way round: mesh-TF T5's relative_attention_bias is (heads, buckets),
+    # torch's nn.Embedding(buckets, heads) weight is (buckets, heads).
+    "swap_axes": Layout("swap_axes", "(A, B) -> (B, A)", (_perm(1, 0),)),
     # Weight norm's magnitude g: HF TF keeps it (K, 1, 1) for a (O, I, K) direction whose norm is taken
     # over the kernel axis; torch's parametrizations keep (1, 1, K): the same numbers, axes reversed.
     "weight_norm_g": Layout("weight_norm_g", "(K, 1, 1) -> (1, 1, K)", (_perm(2, 1, 0),)),

@@ -6,6 +6,8 @@ TF1 names carry their purpose by convention only:
   ``<variable>/<optimizer name>_1`` (Adam m/v, RMSProp rms/momentum, Ftrl accum/linear, ...);
 * google-research BERT's AdamWeightDecayOptimizer: ``<variable>/adam_m``, ``<variable>/adam_v``;
 * Adam and AdaMax keep ``beta1_power`` / ``beta2_power`` (``_1``, ``_2``... with several optimizers);
+* mesh-TF's Adafactor (T5): ``<variable>_slot_vr``, ``_slot_vc`` (factored second moments), ``_slot_v``,
+  and ``_slot_m`` (first moment, with beta1);
 * ``ExponentialMovingAverage.apply`` names a shadow ``<variable>/ExponentialMovingAverage`` (its
   zero-debias helpers live below that: ``.../biased``, ``.../local_step``);
 * TF1 Keras optimizers live under ``training/<Optimizer>/`` and ``<Optimizer>/iterations``;
@@ -30,6 +32,8 @@ _POWER = re.compile(r"(^|/)beta[12]_power(_\d+)?$")
 # google-research BERT / ALBERT / ELECTRA's AdamWeightDecayOptimizer names its slots "<var>/adam_m" and
 # "<var>/adam_v" (optimization.py: `name=param_name + "/adam_m"`), not by the optimizer's name.
 _ADAM_MV = re.compile(r"^(?P<var>.+)/adam_(?P<slot>[mv])$")
+# mesh_tensorflow's Adafactor names its slots after the variable: var.name + "_slot_vr" (optimize.py)
+_ADAFACTOR = re.compile(r"^(?P<var>.+)_slot_(?P<slot>vr|vc|v|m)$")
 _KERAS_OPT = re.compile(rf"^(training/)?({_OPT}|optimizer)(_\d+)?/")
 _EMA = re.compile(r"(^|/)ExponentialMovingAverage(_\d+)?(/|$)")
 # Counters and RNG state: Keras 3 layers with randomness (Dropout, RandomFlip...) own a SeedGenerator
@@ -60,6 +64,9 @@ def classify_tf1(name: str) -> tuple[Role, str]:
     mv = _ADAM_MV.match(name)
     if mv:
         return Role.OPTIMIZER, f"AdamWeightDecay slot {mv['slot']!r} of {mv['var']} (google-research BERT style)"
+    factored = _ADAFACTOR.match(name)
+    if factored:
+        return Role.OPTIMIZER, f"Adafactor slot {factored['slot']!r} of {factored['var']} (mesh-TF style)"
     slot = _SLOT.match(name)
     if slot:
         opt, index = slot["opt"], int(slot["n"] or 0)

@@ -1,0 +1,204 @@
+"""Original TF1 checkpoints (google-research BERT, ELECTRA, ALBERT, OpenAI GPT-2, mesh-TF T5) into transformers
+repositories: ``tf2torch convert model.ckpt --hf-config config.json [--hf-class C] -o OUT``.
+
+Each checkpoint is written under the release's own names and layouts (``tests/hf/originals.py``) and first
+loaded by transformers 4.57's ``load_tf_weights_in_<model>`` (the truth: it must fill every parameter).
+OUT must then load in transformers 4.57 with nothing missing or unexpected, hold exactly the loader's
+weights, and compute the loader's model's outputs; transformers 5 loads the same OUTs in one subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+from tests.hf.conftest import run_cli
+from tests.hf.originals import CASES, first_output
+from tests.hf.test_hf_v5 import SCRIPT, require_v5_venv
+from tests.support.numerics import BOUND, FACTOR, check
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_original_checkpoint_becomes_the_loaders_model(name, original):
+    import transformers
+
+    built, case = original(name), CASES[name]
+    config = json.loads((built.out / "config.json").read_text())
+    assert config["architectures"] == [case.expected_class]
+    assert config["model_type"] == getattr(transformers, case.config_class).model_type
+    model, info = getattr(transformers, case.expected_class).from_pretrained(built.out, output_loading_info=True)
+    assert not any(info.values()), f"{name}: from_pretrained reports {info}"
+    got = model.eval().state_dict()
+    assert sorted(got) == sorted(built.truth)
+    differ = [k for k in got if not torch.equal(got[k], built.truth[k])]
+    assert not differ, f"{name}: not the 4.57 loader's weights: {differ[:5]}"
+    with torch.no_grad():
+        actual = first_output(model(**{k: torch.from_numpy(v) for k, v in built.inputs.items()}))
+    check(actual, built.expected, f"{name}: tf2torch vs transformers 4.57's {case.loader}")
+    report = json.loads((built.out / "report.json").read_text())
+    skipped = {e["source"]: e["reason"] for e in report["entries"] if e["status"] == "skipped"}
+    assert not case.global_step or skipped["global_step"].startswith("bookkeeping")
+    slots = [s for s, why in skipped.items() if "slot" in why]
+    assert len(slots) == len(case.slots(case.shapes())), f"{name}: optimizer slots not all counted as such"
+    print(f"{name}: {report['counts']['mapped']} mapped, {len(slots)} optimizer slots skipped, "
+          f"{len(skipped) - len(slots) - case.global_step} skipped by the convention")
+
+
+@pytest.mark.tf
+def test_heads_and_second_models_are_skipped_by_rule_with_a_note(original):
+    """The bare model skips the pretraining heads it has no module for; the discriminator skips ELECTRA's
+    generator; each with the reason in report.json, never guessed onto something else."""
+    def skipped(name: str) -> dict[str, str]:
+        report = json.loads((original(name).out / "report.json").read_text())
+        return {e["source"]: e["reason"] for e in report["entries"] if e["status"] == "skipped"}
+
+    bare = skipped("bert-bare")
+    heads = {s for s in bare if s.startswith("cls/") and "/adam_" not in s}
+    assert len(heads) == 7 and all("BertModel has none" in bare[s] for s in heads)
+    assert "next-sentence" in bare["cls/seq_relationship/output_weights"]
+    assert not any(s.startswith("cls/") for s in skipped("bert-pretraining") if "/adam_" not in s)
+    disc = skipped("electra-discriminator")
+    generator = {s for s in disc if s.startswith("generator") and "/adam_" not in s}
+    assert generator and all("ElectraForMaskedLM" in disc[s] for s in generator)
+    gen = skipped("electra-generator")
+    assert "electra/encoder/layer_0/output/dense/kernel" in gen and "discriminator_predictions/dense/kernel" in gen
+    albert = skipped("albert-bare")
+    assert "sentence-order" in albert["cls/seq_relationship/output_weights"]
+
+
+@pytest.mark.tf
+def test_transformers_5_loads_every_converted_original(original):
+    python = require_v5_venv()
+    outs = {name: original(name).out for name in sorted(CASES)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(python), str(SCRIPT), *map(str, outs.values())], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["transformers"].startswith("5."), result["transformers"]
+    failures = []
+    for name, out in outs.items():
+        got = result["repos"][str(out)]
+        if "exception" in got:
+            failures.append(f"{name}: {got['exception']}")
+            continue
+        info = {k: v for k, v in got["loading_info"].items() if v}
+        bound = max(BOUND, FACTOR * got["drift"])
+        print(f"{name}: transformers {result['transformers']} {got['class']}: max relative error {got['error']:.2e} "
+              f"against the 4.57 loader's model (bound {bound:.1e}); loading info {info}")
+        if info or got["error"] > bound:
+            failures.append(f"{name}: {info} error {got['error']:.2e}")
+    assert not failures, "; ".join(failures)
+
+
+@pytest.mark.parametrize(("family", "model_type"), [("bert", "bert"), ("electra", "electra"), ("albert", "albert"),
+                                                    ("mobilebert", "mobilebert"), ("rembert", "rembert"),
+                                                    ("big_bird", "big_bird"), ("gpt2", "gpt2"),
+                                                    ("gpt_neo", "gpt_neo"), ("tapas", "tapas"), ("t5", "t5")])
+def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(family, model_type):
+    """A release's own config (bert_config.json, hparams.json) names no model_type: each family's checkpoint
+    is recognised by its own convention and no other (MobileBERT's names contain BERT's)."""
+    from tests.hf import originals
+    from tf2torch.hf.original import detect
+
+    found = detect(sorted(getattr(originals, family)()))
+    assert [c.model_types[0] for c in found] == [model_type]
+
+
+def _config(built, tmp_path, **changes) -> str:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**json.loads(built.config_file.read_text()), **changes}))
+    return str(path)
+
+
+# name: (case, config changes, extra arguments, what the one line must say)
+BAD = {
+    "config-not-the-weights": ("bert-bare", dict(intermediate_size=41), (), ("does config.json belong", "mismatch")),
+    "more-layers-than-the-checkpoint": ("gpt2-bare", dict(n_layer=3), (), ("missing", "h.2")),
+    "unknown-model-type": ("bert-bare", dict(model_type="no_such_model"), (), ("no_such_model", "known: ")),
+    "family-of-another-checkpoint": ("t5-v1_1", dict(model_type="bert"), (), ("'bert'", "mesh-TF T5 names")),
+    "class-of-another-family": ("bert-bare", {}, ("--hf-class", "GPT2Model"), ("'gpt2'", "google-research BERT")),
+    "class-not-the-config": ("t5-v1_1", {}, ("--hf-class", "BertModel"), ("'t5'", "'bert' class")),
+    "no-model-type-and-no-known-names": ("gpt2-bare", {}, ("--hf-class", "NoSuchModel"), ("NoSuchModel",)),
+}
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_is_one_line_and_nothing_written(name, original, tmp_path):
+    case, changes, extra, words = BAD[name]
+    built = original(case)
+    out = tmp_path / "outputs" / "out"
+    result = run_cli("convert", built.prefix, "--hf-config", _config(built, tmp_path, **changes), "-o", out, *extra)
+    assert result.exit_code != 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("tf2torch: error: "), result.stderr
+    for word in words:
+        assert word in lines[0], f"{word!r} not in {lines[0]}"
+    assert not out.exists()
+
+
+@pytest.mark.tf
+def test_not_an_original_checkpoint_or_config_is_one_line(original, tmp_path):
+    """A TF2 object-graph checkpoint (its names are object paths, no convention's) and a config that is no
+    JSON object: one line naming the file, nothing written."""
+    import tensorflow as tf
+
+    built = original("gpt2-bare")
+    tf.train.Checkpoint(v=tf.Variable(np.ones(3, np.float32))).write(str(tmp_path / "tf2" / "ckpt"))
+    (tmp_path / "list.json").write_text("[1, 2]")
+    for source, config, words in ((tmp_path / "tf2" / "ckpt", built.config_file, ("TF2 object-graph", "ckpt")),
+                                  (built.prefix, tmp_path / "list.json", ("list.json", "JSON object"))):
+        result = run_cli("convert", source, "--hf-config", config, "-o", tmp_path / "out")
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.exit_code != 0 and len(lines) == 1 and all(w in lines[0] for w in words), result.stderr
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.tf
+def test_sharded_output_holds_the_same_weights(original, tmp_path, monkeypatch):
+    """Above the shard size the checkpoint route splits OUT as save_pretrained does (the writer both routes
+    share), and the shards still hold exactly the loader's weights."""
+    import transformers
+
+    from tf2torch.hf import write
+
+    built = original("t5-v1_1")
+    monkeypatch.setattr(write, "MAX_SHARD_SIZE", 20_000)
+    out = tmp_path / "out"
+    result = run_cli("convert", built.prefix, "--hf-config", built.config_file, "--hf-class",
+                     "T5ForConditionalGeneration", "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    assert len(list(out.glob("model-*.safetensors"))) > 2 and (out / "model.safetensors.index.json").is_file()
+    got = transformers.T5ForConditionalGeneration.from_pretrained(out).state_dict()
+    assert all(torch.equal(got[k], v) for k, v in built.truth.items())
+
+
+@pytest.mark.tf
+def test_dry_run_plans_and_writes_nothing(original, tmp_path):
+    built = original("bert-bare")
+    result = run_cli("convert", built.prefix, "--hf-config", built.config_file, "--dry-run", "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "bert/encoder/layer_0/attention/self/query/kernel" in result.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.tf
+def test_model_and_hf_config_together_is_a_usage_error(original, tmp_path):
+    built = original("gpt2-bare")
+    result = run_cli("convert", built.prefix, "--hf-config", built.config_file, "--model", "x.py:build",
+                     "-o", tmp_path / "out")
+    assert result.exit_code != 0 and "pass one of them" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.tf
+def test_expected_outputs_are_not_trivial(original):
+    """The comparison means something: the truth's outputs vary (no NaN, not constant)."""
+    built = original("bert-bare")
+    assert np.isfinite(built.expected).all() and built.expected.std() > 1e-3

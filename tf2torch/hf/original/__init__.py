@@ -1,0 +1,80 @@
+"""Original TF1 checkpoints (google-research BERT, ALBERT, ELECTRA, OpenAI GPT-2, mesh-TF T5, ...) onto the
+transformers classes: each family's naming convention as data (``Convention``), one module per family,
+found by walking this package (adding a family is adding a module that defines ``CONVENTIONS``).
+
+The facts come from transformers 4.57's ``load_tf_weights_in_<model>`` loaders (removed in transformers 5):
+which original scope is which PyTorch module, which kernels are stored in another layout, what the loaders
+skipped. Here they are regex rewrites from an original name to the key of the family's *full* model (the
+pretraining class, ``bert.encoder.layer.0...``, ``cls.predictions...``); ``apply`` adapts them to the
+class being built (a bare model has no ``bert.`` prefix and no heads), and the zero-rules matcher then
+maps by those names under the usual contract.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass
+from functools import cache
+
+Pairs = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One family's original checkpoint names and layouts."""
+
+    name: str  # for messages and the report: "google-research BERT"
+    model_types: tuple[str, ...]  # the transformers model_type(s) it serves
+    bare: str  # the default class: the family's bare model
+    detect: str  # regex a variable name of this family's checkpoints matches (config without model_type)
+    renames: Pairs  # (regex, replacement) applied in order: original name -> full model's key, "/" for "."
+    heads: Pairs = ()  # (full-model key prefix, what it is): skipped by rule when the class has none of it
+    skips: Pairs = ()  # (regex on the original name, why): never part of the class (another model's weights)
+    layouts: Pairs = ()  # (regex on the target key, layout kind): kept in a layout the module type does not say
+    config_keys: Pairs = ()  # (the release's config key, transformers' key)
+    classes: tuple[str, ...] = ()  # the classes this variant is for (ELECTRA's generator); () = any class
+    unless: str = ""  # regex of a name that rules ``detect`` out (MobileBERT's names contain BERT's)
+
+    def key_of(self, name: str) -> str:
+        """The full model's state_dict key an original variable name stands for."""
+        for pattern, replacement in self.renames:
+            name = re.sub(pattern, replacement, name)
+        return name.replace("/", ".")
+
+    def skip_reason(self, name: str) -> str | None:
+        return next((why for pattern, why in self.skips if re.search(pattern, name)), None)
+
+
+@cache
+def conventions() -> tuple[Convention, ...]:
+    """Every family module's ``CONVENTIONS``, in module-name order (variants in their module's order)."""
+    found: list[Convention] = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or info.name in ("apply", "convert", "config"):
+            continue
+        found.extend(importlib.import_module(f"{__name__}.{info.name}").CONVENTIONS)
+    return tuple(found)
+
+
+def model_types() -> list[str]:
+    return sorted({t for c in conventions() for t in c.model_types})
+
+
+def pick(model_type: str, class_name: str) -> Convention | None:
+    """The convention for ``model_type`` whose variant serves ``class_name`` (a variant naming its
+    classes wins over one for any class)."""
+    fitting = [c for c in conventions() if model_type in c.model_types]
+    return next((c for c in fitting if class_name in c.classes), next((c for c in fitting if not c.classes), None))
+
+
+def detect(names: list[str]) -> list[Convention]:
+    """The conventions (one per family) whose signature names are among ``names``."""
+    out: list[Convention] = []
+    for c in conventions():
+        if c.classes or any(c.model_types[0] in o.model_types for o in out):
+            continue
+        if any(re.search(c.detect, n) for n in names) and not (c.unless and any(re.search(c.unless, n) for n in names)):
+            out.append(c)
+    return out
