@@ -91,11 +91,13 @@ class Builder:
         self.by_name[layer.name] = layer
         return Tensor(TensorRef(layer.name), tuple(shape), ctx.node.name)
 
-    def fuse_bias(self, x: Tensor, bias: Const) -> bool:
+    def fuse_bias(self, x: Tensor, bias: Const, own: bool = False) -> bool:
+        """``own``: the bias is part of the op that made ``x`` (a TFLite conv's fused bias), so it joins the
+        layer whatever else reads ``x``."""
         layer = self.by_name.get(x.ref.layer)
         if layer is None or layer.class_name not in BIASED or layer.config.get("use_bias"):
             return False
-        if len(self.consumers.get(x.node, ())) != 1 or layer.node != x.node:
+        if not own and (len(self.consumers.get(x.node, ())) != 1 or layer.node != x.node):
             return False  # the conv's own output is used elsewhere too: it must stay bias-free
         if len(bias.shape) != 1 or bias.shape[0] != x.shape[-1]:
             return False

@@ -27,18 +27,29 @@ def read_tflite(path: Path) -> ModelSpec:
     decoded model behind ``spec.tflite``."""
     model = read_model(path)
     graph = model.subgraphs[0]
-    weights, seen = [], set()
-    for t in graph.tensors:
-        if t.dtype not in FLOAT_DTYPES or not t.shape or not model.has_data(t):
-            continue  # int32 constants are shapes and axes; scalars are factors (as in a frozen graph)
-        name = t.name if t.name not in seen else f"{t.name}#{t.index}"  # names are not unique in the schema
-        seen.add(name)
+    weights = []
+    for index, name in weight_names(model, graph).items():
+        t = graph.tensors[index]
         weights.append(Variable(name=name, dtype=BY_NAME[t.dtype], shape=t.shape,
                                 nbytes=model.buffers[t.buffer].size, loader=_loader(model, t),
                                 tf_name=t.name.split(";", 1)[0]))
     notes = (f"TFLite metadata: {', '.join(model.metadata)}",) if model.metadata else ()
     return ModelSpec(path=path, format=Format.TFLITE, variables=tuple(weights), notes=notes,
                      variable_order=tuple(v.name for v in weights), tflite=lambda: model)
+
+
+def weight_names(model: LiteModel, graph: LiteSubgraph) -> dict[int, str]:
+    """Tensor index -> variable name of the graph's weights: its float constants of rank >= 1 (int32
+    constants are shapes and axes, scalars are factors: as in a frozen graph). Names are not unique in
+    the schema: a repeated one gets its tensor index."""
+    out: dict[int, str] = {}
+    seen: set[str] = set()
+    for t in graph.tensors:
+        if t.dtype in FLOAT_DTYPES and t.shape and model.has_data(t):
+            name = t.name if t.name not in seen else f"{t.name}#{t.index}"
+            seen.add(name)
+            out[t.index] = name
+    return out
 
 
 def _loader(model: LiteModel, tensor: LiteTensor):

@@ -1,0 +1,109 @@
+"""TFLite operators that move data: RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, CONCATENATION, PAD,
+MIRROR_PAD, the reductions, slices, GATHER, SPLIT, PACK / UNPACK, RESIZE_*, BATCH_MATMUL, SHAPE.
+
+Each is TF's op of the same meaning with TFLite's input order; the TF-graph converters do the rest.
+A reshape takes its target from the output tensor's declared shape (TFLite writes the batch as 1
+in the shape input and -1 only in the output's shape_signature).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tfgraph.base import BATCH, Const, ShapeVec, Tensor, Value
+from .base import LiteCtx, lite_op
+
+_REDUCE = {"MEAN": "Mean", "SUM": "Sum", "REDUCE_MAX": "Max", "REDUCE_MIN": "Min"}
+_SAME_INPUTS = {"TRANSPOSE": "Transpose", "EXPAND_DIMS": "ExpandDims", "PAD": "Pad", "PADV2": "PadV2",
+                "SLICE": "Slice", "SHAPE": "Shape"}
+
+
+@lite_op("RESHAPE")
+def reshape(ctx: LiteCtx) -> tuple[Value, ...]:
+    value = ctx.value(0)
+    dims = ctx.out_dims()
+    if isinstance(value, Const):
+        return (ctx.reshaped(value, tuple(int(d or 1) for d in dims)),)
+    x = ctx.tensor(0)
+    if any(d is None for d in dims[1:]):
+        raise ctx.unsupported(f"a reshape to {list(dims)}, sizes known only at run time",
+                              "convert the model with a fixed input size")
+    # The batch stays the batch: a dynamic one (-1 in the signature) or the input's own fixed size.
+    items = (BATCH if dims[0] is None or x.shape[0] is None else dims[0], *dims[1:]) if dims else ()
+    return ctx.tf("Reshape", [x, ShapeVec(tuple(items))])
+
+
+@lite_op("SQUEEZE")
+def squeeze(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf("Squeeze", [ctx.value(0)], {"squeeze_dims": list(ctx.option("squeeze_dims", ()))})
+
+
+@lite_op(*_SAME_INPUTS)
+def same_inputs(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf(_SAME_INPUTS[ctx.op], list(ctx.inputs))
+
+
+@lite_op("CONCATENATION")
+def concatenation(ctx: LiteCtx) -> tuple[Value, ...]:
+    (y,) = ctx.tf("ConcatV2", [*ctx.inputs, ctx.folded(np.int32(ctx.option("axis", 0)))])
+    return (ctx.activation(y) if isinstance(y, Tensor) else y,)
+
+
+@lite_op("MIRROR_PAD")
+def mirror_pad(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf("MirrorPad", list(ctx.inputs), {"mode": ctx.option("mode", "REFLECT")})
+
+
+@lite_op(*_REDUCE)
+def reduce(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf(_REDUCE[ctx.op], list(ctx.inputs), {"keep_dims": bool(ctx.option("keep_dims", False))})
+
+
+@lite_op("STRIDED_SLICE")
+def strided_slice(ctx: LiteCtx) -> tuple[Value, ...]:
+    if ctx.option("offset", False):
+        raise ctx.unsupported("a strided slice whose end is an offset from its begin (offset=true)")
+    masks = {k: ctx.option(k, 0) for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                            "shrink_axis_mask")}
+    return ctx.tf("StridedSlice", list(ctx.inputs), masks)
+
+
+@lite_op("GATHER")
+def gather(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf("GatherV2", [ctx.value(0), ctx.value(1), ctx.folded(np.int32(ctx.option("axis", 0)))],
+                  {"batch_dims": ctx.option("batch_dims", 0)})
+
+
+@lite_op("SPLIT")
+def split(ctx: LiteCtx) -> tuple[Value, ...]:
+    # TFLite's SPLIT takes (axis, input), as TF's Split does.
+    return ctx.tf("Split", list(ctx.inputs), {"num_split": ctx.option("num_splits", 1)})
+
+
+@lite_op("SPLIT_V")
+def split_v(ctx: LiteCtx) -> tuple[Value, ...]:
+    # (input, size_splits, axis), as TF's SplitV.
+    return ctx.tf("SplitV", list(ctx.inputs), {"num_split": ctx.option("num_splits", 1)})
+
+
+@lite_op("PACK")
+def pack(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf("Pack", list(ctx.inputs), {"axis": ctx.option("axis", 0), "N": len(ctx.inputs)})
+
+
+@lite_op("UNPACK")
+def unpack(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf("Unpack", list(ctx.inputs), {"axis": ctx.option("axis", 0), "num": ctx.option("num", 0)})
+
+
+@lite_op("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")
+def resize(ctx: LiteCtx) -> tuple[Value, ...]:
+    op = "ResizeBilinear" if ctx.op == "RESIZE_BILINEAR" else "ResizeNearestNeighbor"
+    return ctx.tf(op, list(ctx.inputs), {"align_corners": bool(ctx.option("align_corners", False)),
+                                        "half_pixel_centers": bool(ctx.option("half_pixel_centers", False))})
+
+
+@lite_op("BATCH_MATMUL")
+def batch_matmul(ctx: LiteCtx) -> tuple[Value, ...]:
+    return ctx.tf("BatchMatMulV2", list(ctx.inputs), {"adj_x": bool(ctx.option("adj_x", False)),
+                                                     "adj_y": bool(ctx.option("adj_y", False))})
