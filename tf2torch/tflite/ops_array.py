@@ -8,14 +8,16 @@ in the shape input and -1 only in the output's shape_signature).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..tfgraph.base import BATCH, Const, ShapeVec, Tensor, Value
+from ..tfgraph.base import BATCH, BatchTimes, Const, ShapeVec, Tensor, Value
 from .base import LiteCtx, lite_op
 
-_REDUCE = {"MEAN": "Mean", "SUM": "Sum", "REDUCE_MAX": "Max", "REDUCE_MIN": "Min"}
+_REDUCE = {"MEAN": "Mean", "SUM": "Sum", "REDUCE_MAX": "Max", "REDUCE_MIN": "Min", "REDUCE_PROD": "Prod"}
 _SAME_INPUTS = {"TRANSPOSE": "Transpose", "EXPAND_DIMS": "ExpandDims", "PAD": "Pad", "PADV2": "PadV2",
-                "SLICE": "Slice", "SHAPE": "Shape"}
+                "SLICE": "Slice", "SHAPE": "Shape", "TILE": "Tile"}
 
 
 @lite_op("RESHAPE")
@@ -25,12 +27,30 @@ def reshape(ctx: LiteCtx) -> tuple[Value, ...]:
     if isinstance(value, Const):
         return (ctx.reshaped(value, tuple(int(d or 1) for d in dims)),)
     x = ctx.tensor(0)
-    if any(d is None for d in dims[1:]):
-        raise ctx.unsupported(f"a reshape to {list(dims)}, sizes known only at run time",
-                              "convert the model with a fixed input size")
+    if x.merged is not None and dims and all(d is not None for d in dims[1:]) and dims[1:] != x.merged[1:]:
+        # A tensordot's (N*T, C) result reshaped to another shape than the one it was flattened from
+        # (a Keras Reshape TFLite fused into the tensordot's reshape): unflatten first, then reshape.
+        (back,) = ctx.tf("Reshape", [x, ShapeVec((BATCH, *x.merged[1:]))])
+        assert isinstance(back, Tensor)
+        x = back
+    if any(d is None for d in dims[1:]) or not dims:
+        # Sizes computed at run time from the batch (tf.tensordot's (N*T, C)): the shape input itself,
+        # folded by the TF-graph converters (SHAPE, GATHER, REDUCE_PROD, PACK) into a symbolic shape.
+        if len(ctx.inputs) < 2:
+            raise ctx.unsupported(f"a reshape to {list(dims)}, sizes known only at run time")
+        return ctx.tf("Reshape", [x, ctx.value(1)])
+    size, target = _size(x.shape[1:]), math.prod(dims[1:])  # type: ignore[arg-type]
+    if x.merged is None and size is not None and size != target and target and size % target == 0:
+        # The batch merges with the next axes ((N, T, C) -> (N*T, C), tf.tensordot's reshape): said so,
+        # so the Dense after it applies to (N, T, C) and the reshape back vanishes (tfgraph/ops_linalg).
+        return ctx.tf("Reshape", [x, ShapeVec((BatchTimes(size // target), *dims[1:]))])
     # The batch stays the batch: a dynamic one (-1 in the signature) or the input's own fixed size.
-    items = (BATCH if dims[0] is None or x.shape[0] is None else dims[0], *dims[1:]) if dims else ()
+    items = (BATCH if dims[0] is None or x.shape[0] is None else dims[0], *dims[1:])
     return ctx.tf("Reshape", [x, ShapeVec(tuple(items))])
+
+
+def _size(shape: tuple[int | None, ...]) -> int | None:
+    return None if any(s is None for s in shape) else math.prod(shape)  # type: ignore[arg-type]
 
 
 @lite_op("SQUEEZE")

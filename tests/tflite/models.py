@@ -1,0 +1,139 @@
+"""Small Keras models that together use every TFLite operator tf2torch converts, made into ``.tflite``
+files by TF's own converter (float32, or float16 weights), and the interpreter's outputs for them.
+
+Sizes are odd and strides 2 so TF's SAME padding is asymmetric; weights and batch-norm statistics are
+random and seeded (TFLite folds the statistics into the convolutions, so a wrong fold would show).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from tests.conftest import require_keras, require_tf
+
+
+def _randomise(model, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for weight in model.weights:
+        shape = tuple(weight.shape)
+        name = weight.path if hasattr(weight, "path") else weight.name
+        if "moving_variance" in name:
+            value = rng.uniform(0.5, 1.5, shape)
+        elif "gamma" in name:
+            value = 1 + rng.normal(0, 0.2, shape)
+        else:
+            value = rng.normal(0, 0.3, shape)
+        weight.assign(value.astype(np.float32))
+
+
+def convs(keras):
+    """CONV_2D (SAME, stride 2, odd sizes), DEPTHWISE_CONV_2D with a multiplier, both pools
+    SAME and VALID, fused RELU / RELU6 / TANH, a batch norm after an activation (MUL + ADD)."""
+    L = keras.layers
+    inp = keras.Input((15, 13, 3))
+    x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu6")(inp)
+    x = L.BatchNormalization()(L.Activation("relu")(x))
+    x = L.DepthwiseConv2D(3, depth_multiplier=2, padding="same", activation="tanh")(x)
+    x = L.Conv2D(6, (3, 2), padding="same")(x)  # (dilated: SPACE_TO_BATCH_ND + BATCH_TO_SPACE_ND, not yet)
+    a = L.MaxPooling2D(3, strides=2, padding="same")(x)
+    b = L.AveragePooling2D(3, strides=2, padding="same")(x)
+    x = L.Concatenate()([a, b])
+    x = L.AveragePooling2D(2, padding="valid")(x)
+    x = L.MaxPooling2D(2, strides=1, padding="valid")(x)
+    x = L.Conv2D(5, 1, activation="relu")(x)
+    return keras.Model(inp, x)
+
+
+def dense_math(keras):
+    """FULLY_CONNECTED (after a Flatten's RESHAPE, fused activations), ADD / SUB / MUL / DIV of tensors
+    with broadcasting, SOFTMAX, LOGISTIC, HARD_SWISH, LEAKY_RELU, MEAN."""
+    L = keras.layers
+    inp = keras.Input((7, 9, 4))
+    x = L.Conv2D(6, 3, strides=2, padding="same")(inp)
+    g = L.GlobalAveragePooling2D(keepdims=True)(x)  # MEAN, then a broadcast MUL: a squeeze-excite
+    g = L.Dense(6, activation="sigmoid")(g)
+    x = L.Multiply()([x, g])
+    x = L.Activation("hard_swish")(x)
+    f = L.Flatten()(x)
+    d1 = L.Dense(10, activation="relu")(f)
+    d2 = L.Dense(10)(L.LeakyReLU(negative_slope=0.1)(f))
+    s = L.Subtract()([d1, d2])
+    q = L.Lambda(lambda t: t[0] / (1.5 + t[1] * t[1]))([s, d2])
+    y = L.Add()([q, d1])
+    return keras.Model(inp, [L.Softmax()(L.Dense(4)(y)), L.Activation("sigmoid")(y)])
+
+
+def shapes(keras):
+    """RESHAPE, TRANSPOSE, PAD, STRIDED_SLICE, CONCATENATION on a sequence, FULLY_CONNECTED with
+    keep_num_dims (a Dense on a rank-3 tensor), BATCH_MATMUL, GELU, SPLIT, PACK, RESIZE_*."""
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((8, 6, 3))
+    x = L.ZeroPadding2D(((1, 2), (0, 1)))(inp)
+    x = L.Conv2D(4, 3, padding="same")(x)
+    up = L.UpSampling2D(2, interpolation="bilinear")(x)
+    near = L.UpSampling2D(2, interpolation="nearest")(x)
+    x = L.Conv2D(4, 3, strides=2, padding="same")(L.Add()([up, near]))
+    seq = L.Reshape((11 * 7, 4))(x)
+    seq = L.Dense(8)(seq)
+    seq = L.Activation("gelu")(seq)
+    att = L.Lambda(lambda t: ops.matmul(t, ops.transpose(t, (0, 2, 1))))(seq)
+    part = L.Lambda(lambda t: t[:, 1:9:2, :])(seq)
+    halves = L.Lambda(lambda t: ops.split(t, 2, axis=-1))(part)
+    stacked = L.Lambda(lambda t: ops.stack(t, axis=1))(halves)
+    return keras.Model(inp, [L.Softmax()(att), L.Flatten()(stacked)])
+
+
+def mobilenet_v2(keras):
+    return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=10)
+
+
+def mobilenet_v3_small(keras):
+    return keras.applications.MobileNetV3Small(input_shape=(64, 64, 3), alpha=0.75, weights=None, classes=10,
+                                               include_preprocessing=False)
+
+
+MODELS: dict[str, Callable] = {"convs": convs, "dense_math": dense_math, "shapes": shapes,
+                               "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small}
+
+
+def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0) -> Path:
+    """The model ``name`` with random seeded weights, through TF's TFLite converter."""
+    tf, keras = require_tf(), require_keras()
+    keras.utils.set_random_seed(seed)
+    model = MODELS[name](keras)
+    _randomise(model, seed)
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    if fp16:
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
+    path = folder / f"{name}{'_fp16' if fp16 else ''}.tflite"
+    path.write_bytes(converter.convert())
+    return path
+
+
+def _interpreter(path: Path):
+    tf = require_tf()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice (LiteRT moves out of TF)
+        return tf.lite.Interpreter(
+            model_path=str(path), experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_REF)
+
+
+def input_shapes(path: Path) -> list[tuple[int, ...]]:
+    """The signature's input shapes (batch 1), in signature order."""
+    details = _interpreter(path).get_signature_runner().get_input_details()
+    return [tuple(int(d) for d in details[k]["shape"]) for k in details]
+
+
+def interpret(path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The LiteRT interpreter's outputs (TF's tf.lite.Interpreter, reference kernels), in signature order."""
+    runner = _interpreter(path).get_signature_runner()
+    details = runner.get_input_details()
+    outs = runner(**dict(zip(details, inputs)))
+    return [outs[k] for k in sorted(outs)]

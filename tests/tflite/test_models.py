@@ -1,0 +1,60 @@
+"""Keras models and keras.applications through TF's TFLite converter, converted by tf2torch, compared
+with the LiteRT interpreter's reference kernels on a seeded input (float32 weights and float16 weights)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tests.support.numerics import check, float64_drift
+from tests.tflite.models import input_shapes, interpret, make_tflite
+from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
+
+pytestmark = pytest.mark.tf
+
+CASES = [("convs", False), ("dense_math", False), ("shapes", False), ("convs", True),
+         ("mobilenet_v2", False), ("mobilenet_v2", True), ("mobilenet_v3_small", False)]
+
+
+@pytest.fixture(scope="session")
+def tflite_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("tflite")
+
+
+@pytest.mark.parametrize(("name", "fp16"), CASES, ids=[f"{n}{'-fp16' if h else ''}" for n, h in CASES])
+def test_against_interpreter(tflite_dir, name, fp16):
+    path = make_tflite(tflite_dir, name, fp16=fp16)
+    model, result = convert_in_memory(path)
+    counts = result.report.counts()
+    assert counts["missing"] == 0 and counts["unexpected"] == 0 and counts["mismatched"] == 0, counts
+    rng = np.random.default_rng(1)
+    xs = [rng.normal(size=shape).astype(np.float32) for shape in input_shapes(path)]
+    expected = interpret(path, xs)
+    feed = [to_torch_layout(x) for x in xs]
+    with torch.no_grad():
+        out = model(*feed)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    names = [o["name"] for o in result.report.interface["outputs"]]
+    order = sorted(range(len(names)), key=lambda i: names[i])  # the interpreter's outputs by signature key
+    for k, i in enumerate(order):
+        # the control: float32 rounding of the converted model itself (attention softmaxes, deep nets)
+        drift = float64_drift(model, feed, lambda o, i=i: o[i] if isinstance(o, tuple) else o)
+        check(to_tf_layout(outs[i]), expected[k], f"{path.name} {names[i]}", drift)
+
+
+def test_fp16_weights_become_float32(tflite_dir):
+    """DEQUANTIZE of float16 weights: the parameters are their exact float32 values, and every float16
+    tensor is accounted for as mapped."""
+    from tf2torch import api
+
+    path = make_tflite(tflite_dir, "convs", fp16=True, seed=3)
+    _, result = convert_in_memory(path)
+    halves = {v.name: v for v in api.read(path).variables}
+    assert halves and all(v.dtype.name == "float16" for v in halves.values())
+    mapped = {e.key: e.source for e in result.report.entries if e.status == "mapped"}
+    assert set(mapped.values()) == set(halves)  # every float16 weight, none left over
+    for plan in result.plans:
+        assert plan.dtype.name == "float32"
+        if plan.key in mapped and plan.key.endswith("bias"):  # biases keep their layout: compare directly
+            np.testing.assert_array_equal(plan.produce(), halves[mapped[plan.key]].read().astype(np.float32))
