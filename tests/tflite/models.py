@@ -24,6 +24,9 @@ def _randomise(model, seed: int) -> None:
             value = rng.uniform(0.5, 1.5, shape)
         elif "gamma" in name:
             value = 1 + rng.normal(0, 0.2, shape)
+        elif len(shape) >= 2:  # kernels scaled by their fan-in, so deep nets neither explode nor vanish
+            fan_in = int(np.prod(shape[:2] if "depthwise" in name else shape[:-1]))
+            value = rng.normal(0, 1.3 / np.sqrt(fan_in), shape)
         else:
             value = rng.normal(0, 0.3, shape)
         weight.assign(value.astype(np.float32))
@@ -87,21 +90,29 @@ def shapes(keras):
     return keras.Model(inp, [L.Softmax()(att), L.Flatten()(stacked)])
 
 
+def wide_dense(keras):
+    """Weights large enough (>= 1024 values) for dynamic-range quantization to make them int8."""
+    inp = keras.Input((32,))
+    return keras.Model(inp, keras.layers.Dense(64, activation="relu")(inp))
+
+
 def mobilenet_v2(keras):
-    return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=10)
+    return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=10,
+                                          classifier_activation=None)  # logits: a softmax would hide errors
 
 
 def mobilenet_v3_small(keras):
     return keras.applications.MobileNetV3Small(input_shape=(64, 64, 3), alpha=0.75, weights=None, classes=10,
-                                               include_preprocessing=False)
+                                               include_preprocessing=False, classifier_activation=None)
 
 
-MODELS: dict[str, Callable] = {"convs": convs, "dense_math": dense_math, "shapes": shapes,
+MODELS: dict[str, Callable] = {"convs": convs, "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small}
 
 
-def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0) -> Path:
-    """The model ``name`` with random seeded weights, through TF's TFLite converter."""
+def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quantize: str = "") -> Path:
+    """The model ``name`` with random seeded weights, through TF's TFLite converter; ``quantize``:
+    "dynamic_range" (int8 weights) or "full_integer" (int8 everywhere, from a representative dataset)."""
     tf, keras = require_tf(), require_keras()
     keras.utils.set_random_seed(seed)
     model = MODELS[name](keras)
@@ -110,7 +121,16 @@ def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0) -> P
     if fp16:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.target_spec.supported_types = [tf.float16]
-    path = folder / f"{name}{'_fp16' if fp16 else ''}.tflite"
+    if quantize:
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if quantize == "full_integer":
+        shape = tuple(model.inputs[0].shape[1:])
+        rng = np.random.default_rng(seed)
+        converter.representative_dataset = lambda: ([rng.normal(size=(1, *shape)).astype(np.float32)]
+                                                    for _ in range(4))
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        converter.inference_input_type = converter.inference_output_type = tf.int8
+    path = folder / f"{name}{'_fp16' if fp16 else ''}{'_' + quantize if quantize else ''}.tflite"
     path.write_bytes(converter.convert())
     return path
 
