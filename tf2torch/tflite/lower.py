@@ -17,8 +17,8 @@ from ..errors import UnsupportedError
 from ..readers.tflite.model import LiteModel, LiteOperator, LiteSubgraph, LiteTensor
 from ..readers.tflite.reader import weight_names
 from ..spec import GraphNode, ModelSpec, Variable
-from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op converters the operators use)
+from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
 from . import ops_array, ops_math, ops_nn  # noqa: F401  (registration)
 from .base import LiteCtx, lookup_lite, supported

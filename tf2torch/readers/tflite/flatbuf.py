@@ -13,12 +13,7 @@ a hang. The ``flatbuffers`` package's generated readers check none of this, henc
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
-
 from ...errors import FormatError
-
-if TYPE_CHECKING:
-    import numpy as np
 
 MAX_DEPTH = 16  # Model > SubGraph > Operator > options: 4 levels; a bound keeps forged nesting finite
 MAX_COUNT = 1 << 24  # elements in one vector of tables or scalars (a big model has ~10^4 tensors)
@@ -144,7 +139,3 @@ def _count(buf: memoryview, target: int, where: str, what: str) -> int:
                           "corrupt")
     return count
 
-
-def as_array(buf: np.ndarray, start: int, size: int) -> np.ndarray:
-    """``size`` bytes from ``start`` of the mapped file, without a copy."""
-    return buf[start : start + size]

@@ -67,7 +67,6 @@ MIRROR_MODES = {0: "REFLECT", 1: "SYMMETRIC"}
 # Builtin options: operator -> (BuiltinOptions union type, fields as (key, slot, struct code, default)).
 # Struct codes: b int8, i int32, f float32, ? bool; "i*" a vector of int32. Enum-valued int8 fields
 # (padding, fused_activation_function, mode) are translated with the tables above by the reader.
-_FUSED = ("fused_activation_function", "b")
 _POOL = (5, (("padding", 0, "b", 0), ("stride_w", 1, "i", 0), ("stride_h", 2, "i", 0), ("filter_width", 3, "i", 0),
              ("filter_height", 4, "i", 0), ("fused_activation_function", 5, "b", 0)))
 _FUSED_ONLY_SLOT0 = (("fused_activation_function", 0, "b", 0),)
