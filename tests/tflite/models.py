@@ -90,6 +90,27 @@ def shapes(keras):
     return keras.Model(inp, [L.Softmax()(att), L.Flatten()(stacked)])
 
 
+def more_ops(keras):
+    """TRANSPOSE_CONV (SAME, stride 2, bias, fused activation), PRELU, ELU, LOG_SOFTMAX, MIRROR_PAD,
+    REDUCE_MAX / SUM, EXP / LOG / SQRT, GATHER, SPLIT_V, UNPACK, TILE, RELU_N1_TO_1 (hard tanh)."""
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((5, 7, 4))
+    x = L.Conv2DTranspose(6, 3, strides=2, padding="same", activation="relu")(inp)
+    x = L.PReLU(shared_axes=[1, 2])(x)
+    x = L.Lambda(lambda t: ops.pad(t, ((0, 0), (1, 2), (2, 1), (0, 0)), mode="reflect"))(x)
+    x = L.Conv2D(6, 3, strides=2, padding="valid", activation="elu")(x)
+    m = L.Lambda(lambda t: ops.max(t, axis=(1, 2)))(x)
+    s = L.Lambda(lambda t: ops.log(1.0 + ops.sum(ops.exp(t), axis=1)) + ops.sqrt(ops.abs(t[:, 0]) + 1.0))(x)
+    g = L.Lambda(lambda t: ops.take(t, np.array([2, 0, 1], dtype="int32"), axis=-1))(x)
+    a, b = L.Lambda(lambda t: ops.split(t, [2], axis=-1))(x)
+    rows = L.Lambda(lambda t: ops.unstack(t, axis=1))(a)
+    t = L.Lambda(lambda t: ops.tile(t, (1, 1, 2)))(rows[0])
+    h = L.Activation("hard_tanh")(L.Flatten()(b))
+    out = L.Concatenate()([L.Flatten()(g), L.Flatten()(t), h, L.Flatten()(s)])
+    return keras.Model(inp, [L.Activation("log_softmax")(L.Dense(5)(out)), m])
+
+
 def wide_dense(keras):
     """Weights large enough (>= 1024 values) for dynamic-range quantization to make them int8."""
     inp = keras.Input((32,))
@@ -106,7 +127,7 @@ def mobilenet_v3_small(keras):
                                                include_preprocessing=False, classifier_activation=None)
 
 
-MODELS: dict[str, Callable] = {"convs": convs, "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
+MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small}
 
 
@@ -142,7 +163,7 @@ def _interpreter(path: Path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice (LiteRT moves out of TF)
         return tf.lite.Interpreter(
-            model_path=str(path), experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_REF)
+            model_path=str(path), experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
 def input_shapes(path: Path) -> list[tuple[int, ...]]:

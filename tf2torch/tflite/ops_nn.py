@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..map import layouts
-from ..tfgraph.base import Tensor, Value
+from ..tfgraph.base import Const, ShapeVec, Tensor, Value
 from .base import LiteCtx, lite_op
 
 
@@ -52,8 +52,11 @@ def depthwise_conv_2d(ctx: LiteCtx) -> tuple[Value, ...]:
 
 @lite_op("TRANSPOSE_CONV")
 def transpose_conv(ctx: LiteCtx) -> tuple[Value, ...]:
-    # Inputs: output_shape (an int32 vector), weights (O, H, W, I), the input, an optional bias.
-    sizes, kernel, x = ctx.const(0, "output shape"), ctx.const(1, "filter"), ctx.tensor(2)
+    # Inputs: output_shape (an int32 vector: a constant, or computed from the input's shape when the batch
+    # is dynamic), weights (O, H, W, I), the input, an optional bias.
+    sizes, kernel, x = ctx.value(0), ctx.const(1, "filter"), ctx.tensor(2)
+    if not isinstance(sizes, (Const, ShapeVec)):
+        raise ctx.unsupported("an output shape computed at run time from something other than the input's shape")
     if len(kernel.shape) != 4:
         raise ctx.unsupported(f"a filter of shape {list(kernel.shape)} (expected (O, H, W, I))")
     kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d_transpose"))
