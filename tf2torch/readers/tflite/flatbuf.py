@@ -13,6 +13,7 @@ a hang. The ``flatbuffers`` package's generated readers check none of this, henc
 from __future__ import annotations
 
 import struct
+
 from ...errors import FormatError
 
 MAX_DEPTH = 16  # Model > SubGraph > Operator > options: 4 levels; a bound keeps forged nesting finite
