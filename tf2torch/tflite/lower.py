@@ -13,7 +13,7 @@ import dataclasses
 import types
 
 from ..dtypes import BY_NAME
-from ..errors import UnsupportedError
+from ..errors import MappingError, UnsupportedError
 from ..readers.tflite.model import LiteModel, LiteOperator, LiteSubgraph, LiteTensor
 from ..readers.tflite.reader import weight_names
 from ..spec import GraphNode, ModelSpec, Variable
@@ -97,8 +97,9 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) ->
         outs = _run(ctx)
         for k, i in enumerate(op.outputs):
             if k < len(outs):
-                if input_shape is None:  # a new input size changes the sizes TFLite declares
-                    _check_shape(ctx, k, outs[k])
+                # (with --input-shape too: the sizes a TFLite input leaves open are None here; the fixed
+                # ones Builder.input holds the new shape to)
+                _check_shape(ctx, k, outs[k])
                 values[i] = outs[k]
     out_refs = []
     for i in graph.outputs:
@@ -167,7 +168,7 @@ def _run(ctx: LiteCtx) -> tuple[Value, ...]:
     assert converter is not None  # _check_supported ran first
     try:
         return tuple(converter(ctx))
-    except UnsupportedError as exc:
+    except (UnsupportedError, MappingError) as exc:  # MappingError: a weight of the wrong rank for its layout
         message = str(exc)
         raise UnsupportedError(message if message.startswith("operator ") else f"{ctx.where()}: {message}") from None
     except _ERRORS as exc:
