@@ -33,14 +33,15 @@ def _randomise(model, seed: int) -> None:
 
 
 def convs(keras):
-    """CONV_2D (SAME, stride 2, odd sizes), DEPTHWISE_CONV_2D with a multiplier, both pools
+    """CONV_2D (SAME, stride 2, odd sizes; dilated, SAME and VALID), DEPTHWISE_CONV_2D with a multiplier, both pools
     SAME and VALID, fused RELU / RELU6 / TANH, a batch norm after an activation (MUL + ADD)."""
     L = keras.layers
-    inp = keras.Input((15, 13, 3))
+    inp = keras.Input((23, 21, 3))
     x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu6")(inp)
     x = L.BatchNormalization()(L.Activation("relu")(x))
     x = L.DepthwiseConv2D(3, depth_multiplier=2, padding="same", activation="tanh")(x)
-    x = L.Conv2D(6, (3, 2), padding="same")(x)  # (dilated: SPACE_TO_BATCH_ND + BATCH_TO_SPACE_ND, not yet)
+    x = L.Conv2D(6, (3, 2), dilation_rate=2, padding="same")(x)  # SPACE_TO_BATCH_ND, CONV_2D, BATCH_TO_SPACE_ND
+    x = L.DepthwiseConv2D(3, dilation_rate=(2, 1), padding="valid")(x)
     a = L.MaxPooling2D(3, strides=2, padding="same")(x)
     b = L.AveragePooling2D(3, strides=2, padding="same")(x)
     x = L.Concatenate()([a, b])

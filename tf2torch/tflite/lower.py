@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from collections.abc import Sequence
 
 from ..dtypes import BY_NAME
 from ..errors import MappingError, UnsupportedError
@@ -21,6 +22,7 @@ from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op con
 from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
 from . import ops_array, ops_math, ops_nn  # noqa: F401  (registration)
+from .atrous import fold_atrous
 from .base import LiteCtx, lookup_lite, supported
 
 INTEGER = frozenset({"int8", "uint8", "int16", "int4"})  # a quantized model's activations or weights
@@ -47,18 +49,18 @@ def check_float(model: LiteModel, graph: LiteSubgraph) -> None:
                                "model, or one with float16 weights (target_spec.supported_types=[tf.float16])")
 
 
-def unsupported_ops(graph: LiteSubgraph) -> dict[str, list[str]]:
+def unsupported_ops(graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> dict[str, list[str]]:
     """Operator kind -> names of the operators of that kind nothing converts (inspect lists them too)."""
     missing: dict[str, list[str]] = {}
-    for op in graph.operators:
+    for op in operators:
         if op.op == "CUSTOM" or lookup_lite(op.op) is None:
             name = readable(graph.tensors[op.outputs[0]].name) if op.outputs else f"operator {op.index}"
             missing.setdefault(op.kind, []).append(name)
     return missing
 
 
-def _check_supported(model: LiteModel, graph: LiteSubgraph) -> None:
-    missing = unsupported_ops(graph)
+def _check_supported(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> None:
+    missing = unsupported_ops(graph, operators)
     if missing:
         shown = "; ".join(f"{kind} ({len(names)}: {', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
                           for kind, names in sorted(missing.items())[:8])
@@ -74,11 +76,12 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) ->
     model: LiteModel = spec.tflite()
     graph = model.subgraphs[0]
     check_float(model, graph)
-    _check_supported(model, graph)
+    operators = fold_atrous(model, graph)  # dilated convs, as TF's converter takes them apart
+    _check_supported(model, graph, operators)
     names = weight_names(model, graph)
     stored = {v.name: v for v in spec.variables}
     keys = _signature_keys(model)
-    builder = Builder(_consumers(graph, keys[1]), input_shape)
+    builder = Builder(_consumers(graph, operators, keys[1]), input_shape)
     values: dict[int, Value] = {}
     for i in graph.inputs:
         t = graph.tensors[i]
@@ -90,7 +93,7 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) ->
             var = stored.get(names.get(t.index, ""))
             values[t.index] = Const(var, weight=True) if var is not None else Const(_constant(model, t))
     taken: set[str] = set()
-    for op in graph.operators:
+    for op in operators:
         ctx = LiteCtx(op, graph.tensors, [values.get(i, Missing(f"tensor {i} is computed by no earlier operator"))
                                           if i >= 0 else Missing("an omitted optional input") for i in op.inputs],
                       builder, _node_name(graph, op, taken, keys[1]))
@@ -127,13 +130,13 @@ def _signature_keys(model: LiteModel) -> tuple[dict[int, str], dict[int, str]]:
     return {}, {}
 
 
-def _consumers(graph: LiteSubgraph, outputs: dict[int, str]) -> dict[str, list[str]]:
+def _consumers(graph: LiteSubgraph, operators: Sequence[LiteOperator], outputs: dict[int, str]) -> dict[str, list[str]]:
     """Node name (an operator's first output) -> the operators reading any of its outputs."""
     taken: set[str] = set()
-    names = {op.index: _node_name(graph, op, taken, outputs) for op in graph.operators}
-    producer = {i: names[op.index] for op in graph.operators for i in op.outputs}
+    names = {op.index: _node_name(graph, op, taken, outputs) for op in operators}
+    producer = {i: names[op.index] for op in operators for i in op.outputs}
     out: dict[str, list[str]] = {n: [] for n in names.values()}
-    for op in graph.operators:
+    for op in operators:
         for i in op.inputs:
             if i in producer:
                 out[producer[i]].append(names[op.index])

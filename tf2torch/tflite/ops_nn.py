@@ -28,26 +28,46 @@ def _dilations(ctx: LiteCtx) -> list[int]:
     return [1, ctx.option("dilation_h_factor", 1), ctx.option("dilation_w_factor", 1), 1]
 
 
+def _padded(ctx: LiteCtx, x: Tensor) -> Tensor:
+    """A dilated conv put back from SPACE_TO_BATCH_ND (``atrous.py``): its paddings, before the conv."""
+    pads = ctx.option("atrous_pad")
+    if not pads or not any(a or b for a, b in pads):
+        return x
+    shape = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:3], pads)), x.shape[3])
+    return ctx.layer("ZeroPadding2D", {"padding": pads, "data_format": "channels_last"}, [x], shape,
+                     name=f"{ctx.name}/pad")
+
+
+def _cropped(ctx: LiteCtx, y: Tensor) -> Tensor:
+    """... and BATCH_TO_SPACE_ND's crops after it (after the bias and activation, which commute with a crop)."""
+    crops = ctx.option("atrous_crop")
+    if not crops or not any(a or b for a, b in crops):
+        return y
+    shape = (y.shape[0], *(None if s is None else s - a - b for s, (a, b) in zip(y.shape[1:3], crops)), y.shape[3])
+    return ctx.layer("Cropping2D", {"cropping": crops, "data_format": "channels_last"}, [y], shape,
+                     name=f"{ctx.name}/crop")
+
+
 @lite_op("CONV_2D")
 def conv_2d(ctx: LiteCtx) -> tuple[Value, ...]:
-    x, kernel = ctx.tensor(0), ctx.const(1, "filter")
+    x, kernel = _padded(ctx, ctx.tensor(0)), ctx.const(1, "filter")
     if len(kernel.shape) != 4:
         raise ctx.unsupported(f"a filter of shape {list(kernel.shape)} (expected (O, H, W, I))")
     kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d"))
     (y,) = ctx.tf("Conv2D", [x, kernel], {**_window(ctx), "dilations": _dilations(ctx)})
-    return (ctx.activation(ctx.bias(y, 2)),)  # type: ignore[arg-type]
+    return (_cropped(ctx, ctx.activation(ctx.bias(y, 2))),)  # type: ignore[arg-type]
 
 
 @lite_op("DEPTHWISE_CONV_2D")
 def depthwise_conv_2d(ctx: LiteCtx) -> tuple[Value, ...]:
-    x, kernel = ctx.tensor(0), ctx.const(1, "filter")
+    x, kernel = _padded(ctx, ctx.tensor(0)), ctx.const(1, "filter")
     channels = x.shape[-1]
     # TFLite's kernel is (1, H, W, C*M): the multiplier is read from the sizes (the option may be stale).
     if channels is None or len(kernel.shape) != 4 or kernel.shape[0] != 1 or kernel.shape[3] % channels:
         raise ctx.unsupported(f"a depthwise filter of shape {list(kernel.shape)} on a {channels}-channel input")
     kernel = ctx.relayout(kernel, layouts.tflite_depthwise(channels))
     (y,) = ctx.tf("DepthwiseConv2dNative", [x, kernel], {**_window(ctx), "dilations": _dilations(ctx)})
-    return (ctx.activation(ctx.bias(y, 2)),)  # type: ignore[arg-type]
+    return (_cropped(ctx, ctx.activation(ctx.bias(y, 2))),)  # type: ignore[arg-type]
 
 
 @lite_op("TRANSPOSE_CONV")

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from ..readers.tflite.model import LiteModel
+from .atrous import fold_atrous
 from .lower import INTEGER, readable, unsupported_ops
 
 
@@ -19,6 +20,6 @@ def survey(model: LiteModel) -> dict[str, Any]:
             "outputs": [readable(graph.tensors[i].name) for i in graph.outputs],
             **({"signatures": signatures} if signatures else {}),
             "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "unsupported": dict(sorted(unsupported_ops(graph).items())),
+            "unsupported": dict(sorted(unsupported_ops(graph, fold_atrous(model, graph)).items())),
             **({"quantized": quantized[:20]} if quantized else {}),
             "subgraphs": len(model.subgraphs)}
