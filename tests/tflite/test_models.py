@@ -4,11 +4,13 @@ with the LiteRT interpreter's reference kernels on a seeded input (float32 weigh
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from tests.conftest import require_tf
 from tests.support.numerics import check, float64_drift
 from tests.tflite.models import input_shapes, interpret, make_tflite
 from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
@@ -79,3 +81,40 @@ def test_quantized_models_refused(tflite_dir, tmp_path, mode):
 
     path = make_tflite(tflite_dir, "wide_dense", quantize=mode)
     refuses_without_output(tmp_path, path, "quantized models are not converted yet", "int8")
+
+
+def test_buffers_stored_after_the_flatbuffer(tflite_dir, tmp_path):
+    """Models over 2 GB keep their weights after the flatbuffer (Buffer.offset / size from the file's start):
+    the fixture CNN rewritten that way (by TF's own schema code) converts to the same numbers."""
+    require_tf()
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    from tf2torch.readers.tflite.reader import read_model
+
+    source = Path(__file__).resolve().parents[2] / "fixtures" / "tflite" / "cnn.tflite"
+    model = schema.ModelT.InitFromPackedBuf(bytearray(source.read_bytes()), 0)
+    moved = [(b, bytes(np.asarray(b.data, np.uint8))) for b in model.buffers if b.data is not None and len(b.data)]
+    for b, _ in moved:
+        b.data, b.offset, b.size = None, 2, 1  # placeholders, so the packed size is the final one
+
+    def pack() -> bytes:
+        builder = flatbuffers.Builder(0)
+        builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+        return bytes(builder.Output())
+
+    head = pack()
+    position, tail = -(-len(head) // 16) * 16, b""
+    for b, data in moved:
+        b.offset, b.size = position + len(tail), len(data)
+        tail += data + bytes(-len(data) % 16)
+    packed = pack()
+    assert len(packed) == len(head)
+    path = tmp_path / "external.tflite"
+    path.write_bytes(packed + bytes(position - len(packed)) + tail)
+    assert sum(b.external for b in read_model(path).buffers) == len(moved) > 0
+    io = np.load(source.with_name("io.npz"))
+    model_pt, _ = convert_in_memory(path)
+    with torch.no_grad():
+        out = model_pt(to_torch_layout(io["input"]))
+    check(out, io["cnn"], "cnn.tflite with external buffers")
