@@ -112,6 +112,28 @@ def more_ops(keras):
     return keras.Model(inp, [L.Activation("log_softmax")(L.Dense(5)(out)), m])
 
 
+def elementwise(keras):
+    """MAXIMUM, MINIMUM, POW, RSQRT, SQUARE, SQUARED_DIFFERENCE, REDUCE_MIN, a standalone RELU6, SLICE,
+    SQUEEZE, TRANSPOSE, RESIZE_NEAREST_NEIGHBOR (half-pixel centres, as tf.image.resize writes it), a
+    Conv1D (a CONV_2D between reshapes)."""
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((6, 5, 4))
+    x = L.Conv2D(4, 3, padding="same")(inp)
+    y = L.Resizing(12, 10, interpolation="nearest")(x)
+    y = L.Conv2D(4, 3, strides=2, padding="same")(y)
+    a = L.Lambda(lambda t: ops.maximum(t[0], t[1]) + ops.minimum(t[0], 0.25))([x, y])
+    b = L.Lambda(lambda t: ops.power(ops.abs(t[0]) + 1.0, t[1]) + ops.rsqrt(ops.square(t[1]) + 1.0))([a, y])
+    c = L.Lambda(lambda t: ops.square(t[0] - t[1]))([b, x])
+    m = L.Lambda(lambda t: ops.min(t, axis=(1, 2)))(c)
+    r = L.ReLU(max_value=6.0)(L.GlobalAveragePooling2D()(b))
+    s = L.Lambda(lambda t: ops.squeeze(ops.slice(t, (0, 1, 0, 0), (-1, 1, 5, 4)), axis=1))(c)
+    p = L.Permute((2, 1))(s)
+    q = L.Conv1D(3, 2, strides=2, padding="same")(p)  # EXPAND_DIMS, CONV_2D, SQUEEZE (or a RESHAPE)
+    g = L.Lambda(lambda t: ops.gelu(t, approximate=True))(m)  # GELU's tanh form
+    return keras.Model(inp, [L.Concatenate()([m, r, g]), L.Flatten()(q)])
+
+
 def wide_dense(keras):
     """Weights large enough (>= 1024 values) for dynamic-range quantization to make them int8."""
     inp = keras.Input((32,))
@@ -128,7 +150,7 @@ def mobilenet_v3_small(keras):
                                                include_preprocessing=False, classifier_activation=None)
 
 
-MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
+MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise, "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small}
 
 

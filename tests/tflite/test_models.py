@@ -20,10 +20,11 @@ pytestmark = pytest.mark.tf
 # keras.applications take ~30 s each in TF's converter on two shared cores: make test runs MobileNetV2 with
 # float16 weights (its float32 form has the same operators, less DEQUANTIZE); TF2TORCH_SLOW=1 adds the rest.
 SLOW = pytest.mark.skipif(os.environ.get("TF2TORCH_SLOW") != "1", reason="TF2TORCH_SLOW=1 runs it (~30 s)")
-CASES = [("convs", False), ("dense_math", False), ("shapes", False), ("more_ops", False), ("mobilenet_v2", True),
+CASES = [("convs", False), ("dense_math", False), ("shapes", False), ("more_ops", False), ("elementwise", False),
+         ("mobilenet_v2", True),
          pytest.param("mobilenet_v2", False, marks=[pytest.mark.slow, SLOW]),
          pytest.param("mobilenet_v3_small", False, marks=[pytest.mark.slow, SLOW])]
-IDS = ["convs", "dense_math", "shapes", "more_ops", "mobilenet_v2-fp16", "mobilenet_v2", "mobilenet_v3_small"]
+IDS = ["convs", "dense_math", "shapes", "more_ops", "elementwise", "mobilenet_v2-fp16", "mobilenet_v2", "mobilenet_v3_small"]
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""TFLite operators that move data: RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, CONCATENATION, PAD,
+"""TFLite operators that move data: RESHAPE, EXPAND_DIMS, TRANSPOSE, CONCATENATION, PAD,
 MIRROR_PAD, the reductions, slices, GATHER, SPLIT, PACK / UNPACK, RESIZE_*, BATCH_MATMUL, SHAPE.
 
 Each is TF's op of the same meaning with TFLite's input order; the TF-graph converters do the rest.
@@ -16,7 +16,7 @@ from ..tfgraph.base import BATCH, BatchTimes, Const, ShapeVec, Tensor, Value
 from .base import LiteCtx, lite_op
 
 _REDUCE = {"MEAN": "Mean", "SUM": "Sum", "REDUCE_MAX": "Max", "REDUCE_MIN": "Min", "REDUCE_PROD": "Prod"}
-_SAME_INPUTS = {"TRANSPOSE": "Transpose", "EXPAND_DIMS": "ExpandDims", "PAD": "Pad", "PADV2": "PadV2",
+_SAME_INPUTS = {"TRANSPOSE": "Transpose", "EXPAND_DIMS": "ExpandDims", "PAD": "Pad",
                 "SLICE": "Slice", "SHAPE": "Shape", "TILE": "Tile"}
 
 
@@ -51,11 +51,6 @@ def reshape(ctx: LiteCtx) -> tuple[Value, ...]:
 
 def _size(shape: tuple[int | None, ...]) -> int | None:
     return None if any(s is None for s in shape) else math.prod(shape)  # type: ignore[arg-type]
-
-
-@lite_op("SQUEEZE")
-def squeeze(ctx: LiteCtx) -> tuple[Value, ...]:
-    return ctx.tf("Squeeze", [ctx.value(0)], {"squeeze_dims": list(ctx.option("squeeze_dims", ()))})
 
 
 @lite_op(*_SAME_INPUTS)

@@ -74,19 +74,6 @@ def softmax(ctx: LiteCtx) -> tuple[Value, ...]:
     return ctx.tf("Softmax", [ctx.tensor(0)])
 
 
-@lite_op("PRELU")
-def prelu(ctx: LiteCtx) -> tuple[Value, ...]:
-    x, alpha = ctx.tensor(0), ctx.const(1, "alpha")
-    rank = len(x.shape)
-    shape = (1,) * (rank - 1 - len(alpha.shape)) + tuple(alpha.shape)
-    if len(shape) != rank - 1 or any(a not in (1, s) for a, s in zip(shape, x.shape[1:])):
-        raise ctx.unsupported(f"an alpha of shape {list(alpha.shape)} for an input of shape {list(x.shape)}")
-    # Keras's PReLU keeps alpha over the non-batch axes, size 1 along its shared_axes.
-    shared = [i + 1 for i, a in enumerate(shape) if a == 1 and x.shape[i + 1] != 1]
-    return (ctx.layer("PReLU", {"shared_axes": shared or None}, [x], x.shape,
-                      weights=[("alpha", ctx.reshaped(alpha, shape))]),)
-
-
 @lite_op("DEQUANTIZE")
 def dequantize(ctx: LiteCtx) -> tuple[Value, ...]:
     value = ctx.value(0)
