@@ -1,5 +1,5 @@
 """Keras models and keras.applications through TF's TFLite converter, converted by tf2torch, compared
-with the LiteRT interpreter's reference kernels on a seeded input (float32 weights and float16 weights)."""
+with the LiteRT interpreter's builtin kernels (no delegate) on a seeded input (float32 weights and float16 weights)."""
 
 from __future__ import annotations
 

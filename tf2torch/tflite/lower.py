@@ -113,7 +113,7 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) ->
     builder.simplify(tuple(out_refs))
     output_names = tuple(keys[1].get(i, "") for i in graph.outputs)
     frozen = builder.freeze(_model_name(spec), tuple(out_refs), tuple(graph.tensors[i].name for i in graph.outputs),
-                            output_names if all(output_names) else ())
+                            output_names if all(output_names) else (), class_name="TFLite")
     return dataclasses.replace(spec, graph=frozen)
 
 
