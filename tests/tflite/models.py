@@ -150,7 +150,8 @@ def mobilenet_v3_small(keras):
                                                include_preprocessing=False, classifier_activation=None)
 
 
-MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise, "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
+MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
+                               "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small}
 
 
@@ -186,7 +187,8 @@ def _interpreter(path: Path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice (LiteRT moves out of TF)
         return tf.lite.Interpreter(
-            model_path=str(path), experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+            model_path=str(path),
+            experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
 def input_shapes(path: Path) -> list[tuple[int, ...]]:
@@ -196,7 +198,8 @@ def input_shapes(path: Path) -> list[tuple[int, ...]]:
 
 
 def interpret(path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The LiteRT interpreter's outputs (TF's tf.lite.Interpreter, builtin kernels without the XNNPACK delegate), in signature order."""
+    """The LiteRT interpreter's outputs (TF's tf.lite.Interpreter, builtin kernels without the XNNPACK
+    delegate), in signature order."""
     runner = _interpreter(path).get_signature_runner()
     details = runner.get_input_details()
     outs = runner(**dict(zip(details, inputs)))

@@ -24,7 +24,8 @@ CASES = [("convs", False), ("dense_math", False), ("shapes", False), ("more_ops"
          ("mobilenet_v2", True),
          pytest.param("mobilenet_v2", False, marks=[pytest.mark.slow, SLOW]),
          pytest.param("mobilenet_v3_small", False, marks=[pytest.mark.slow, SLOW])]
-IDS = ["convs", "dense_math", "shapes", "more_ops", "elementwise", "mobilenet_v2-fp16", "mobilenet_v2", "mobilenet_v3_small"]
+IDS = ["convs", "dense_math", "shapes", "more_ops", "elementwise", "mobilenet_v2-fp16", "mobilenet_v2",
+       "mobilenet_v3_small"]
 
 
 @pytest.fixture(scope="session")

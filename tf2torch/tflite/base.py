@@ -145,7 +145,8 @@ def lite_op(*ops: str) -> Callable[[Converter], Converter]:
     def register(fn: Converter) -> Converter:
         for op in ops:
             if op in _REGISTRY:
-                raise RuntimeError(f"two converters for TFLite op {op!r}: {_REGISTRY[op].__module__} and {fn.__module__}")
+                raise RuntimeError(f"two converters for TFLite op {op!r}: {_REGISTRY[op].__module__} and "
+                                   f"{fn.__module__}")
             _REGISTRY[op] = fn
         return fn
 

@@ -87,12 +87,11 @@ def transpose_conv(ctx: LiteCtx) -> tuple[Value, ...]:
 @lite_op("FULLY_CONNECTED")
 def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
-    weights = ctx.value(1)
     if ctx.option("weights_format", 0) != 0:
         raise ctx.unsupported("shuffled int8 weights (weights_format SHUFFLED4x16INT8)")
     kernel = ctx.const(1, "weights")
     if len(kernel.shape) != 2:
-        raise ctx.unsupported(f"weights of shape {list(weights.shape)} (expected (out, in))")  # type: ignore[union-attr]
+        raise ctx.unsupported(f"weights of shape {list(kernel.shape)} (expected (out, in))")
     units, width = kernel.shape
     if len(x.shape) > 2 and not ctx.option("keep_num_dims", False):
         # Without keep_num_dims TFLite flattens the input to (-1, in): one row per batch item only when

@@ -120,7 +120,8 @@ def _buffer(t: Table, file_size: int, where: str, index: int) -> LiteBuffer:
 def _quantization(t: Table | None) -> Quantization:
     if t is None:
         return Quantization()
-    return Quantization(scales=t.scalars(S.QUANTIZATION["scale"], "f"), zero_points=t.scalars(S.QUANTIZATION["zero_point"], "q"),
+    q = S.QUANTIZATION
+    return Quantization(scales=t.scalars(q["scale"], "f"), zero_points=t.scalars(q["zero_point"], "q"),
                         dimension=int(t.scalar(S.QUANTIZATION["quantized_dimension"], "i")),
                         min=t.scalars(S.QUANTIZATION["min"], "f"), max=t.scalars(S.QUANTIZATION["max"], "f"))
 
@@ -210,5 +211,5 @@ def _signature(t: Table, subgraphs: tuple[LiteSubgraph, ...], where: str) -> Lit
             out[name] = tensor
         return out
 
-    return LiteSignature(key, entries(S.SIGNATURE_DEF["inputs"], "inputs"), entries(S.SIGNATURE_DEF["outputs"], "outputs"),
-                         index)
+    return LiteSignature(key, entries(S.SIGNATURE_DEF["inputs"], "inputs"),
+                         entries(S.SIGNATURE_DEF["outputs"], "outputs"), index)
