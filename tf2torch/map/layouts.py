@@ -152,6 +152,9 @@ TABLE: dict[str, Layout] = {
     # A 1x1 conv kernel (slim's "logits" conv, a conv "fc") onto an nn.Linear: (1, 1, in, out) -> (out, in).
     "conv1x1_dense": Layout("conv1x1_dense", "(1, 1, in, out) -> (out, in)",
                             (_reshape(lambda s: s[-2:] if all(d == 1 for d in s[:-2]) else s), _perm(1, 0))),
+    # Weight norm's magnitude g: HF TF keeps it (K, 1, 1) for a (O, I, K) direction whose norm is taken
+    # over the kernel axis; torch's parametrizations keep (1, 1, K): the same numbers, axes reversed.
+    "weight_norm_g": Layout("weight_norm_g", "(K, 1, 1) -> (1, 1, K)", (_perm(2, 1, 0),)),
     # TFLite keeps conv kernels as (O, H, W, I), transposed-conv kernels as (O, H, W, I) too (O: the
     # transposed conv's output channels) and fully-connected weights as (out, in): the TFLite lowering
     # reads them into TF's layouts, which the entries above then take to torch's.
@@ -159,9 +162,6 @@ TABLE: dict[str, Layout] = {
     "tflite_conv2d_transpose": Layout("tflite_conv2d_transpose", "TFLite (O, H, W, I) -> TF (H, W, O, I)",
                                       (_perm(1, 2, 0, 3),)),
     "tflite_fully_connected": Layout("tflite_fully_connected", "TFLite (out, in) -> TF (in, out)", (_perm(1, 0),)),
-    # Weight norm's magnitude g: HF TF keeps it (K, 1, 1) for a (O, I, K) direction whose norm is taken
-    # over the kernel axis; torch's parametrizations keep (1, 1, K): the same numbers, axes reversed.
-    "weight_norm_g": Layout("weight_norm_g", "(K, 1, 1) -> (1, 1, K)", (_perm(2, 1, 0),)),
 }
 
 
