@@ -134,6 +134,17 @@ def elementwise(keras):
     return keras.Model(inp, [L.Concatenate()([m, r, g]), L.Flatten()(q)])
 
 
+def blocks(keras):
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH (tf.nn's, in a Lambda: Keras has no layer for them)."""
+    tf = require_tf()
+    L = keras.layers
+    inp = keras.Input((6, 4, 4))
+    x = L.Conv2D(12, 3, padding="same")(inp)
+    x = L.Lambda(lambda t: tf.nn.depth_to_space(t, 2))(x)  # (12, 8, 3)
+    x = L.Conv2D(3, 3, padding="same")(x)
+    return keras.Model(inp, L.Lambda(lambda t: tf.nn.space_to_depth(t, 4))(x))  # (3, 2, 48)
+
+
 def wide_dense(keras):
     """Weights large enough (>= 1024 values) for dynamic-range quantization to make them int8."""
     inp = keras.Input((32,))
@@ -151,7 +162,7 @@ def mobilenet_v3_small(keras):
 
 
 MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
-                               "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes,
+                               "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes, "blocks": blocks,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small}
 
 

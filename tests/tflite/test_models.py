@@ -21,10 +21,10 @@ pytestmark = pytest.mark.tf
 # float16 weights (its float32 form has the same operators, less DEQUANTIZE); TF2TORCH_SLOW=1 adds the rest.
 SLOW = pytest.mark.skipif(os.environ.get("TF2TORCH_SLOW") != "1", reason="TF2TORCH_SLOW=1 runs it (~30 s)")
 CASES = [("convs", False), ("dense_math", False), ("shapes", False), ("more_ops", False), ("elementwise", False),
-         ("mobilenet_v2", True),
+         ("blocks", False), ("mobilenet_v2", True),
          pytest.param("mobilenet_v2", False, marks=[pytest.mark.slow, SLOW]),
          pytest.param("mobilenet_v3_small", False, marks=[pytest.mark.slow, SLOW])]
-IDS = ["convs", "dense_math", "shapes", "more_ops", "elementwise", "mobilenet_v2-fp16", "mobilenet_v2",
+IDS = ["convs", "dense_math", "shapes", "more_ops", "elementwise", "blocks", "mobilenet_v2-fp16", "mobilenet_v2",
        "mobilenet_v3_small"]
 
 

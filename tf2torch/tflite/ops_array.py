@@ -122,3 +122,27 @@ def resize(ctx: LiteCtx) -> tuple[Value, ...]:
 def batch_matmul(ctx: LiteCtx) -> tuple[Value, ...]:
     return ctx.tf("BatchMatMulV2", list(ctx.inputs), {"adj_x": bool(ctx.option("adj_x", False)),
                                                      "adj_y": bool(ctx.option("adj_y", False))})
+
+
+@lite_op("DEPTH_TO_SPACE", "SPACE_TO_DEPTH")
+def depth_to_space(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Pure data movement, as TF defines it on NHWC: DEPTH_TO_SPACE reads channel (i * bs + j) * C + c
+    into pixel (h * bs + i, w * bs + j): a reshape to (H, W, bs, bs, C), the block axes moved beside
+    theirs, a reshape back; SPACE_TO_DEPTH the inverse."""
+    x, bs = ctx.tensor(0), int(ctx.option("block_size", 0))
+    if len(x.shape) != 4 or bs < 1 or any(s is None for s in x.shape[1:]):
+        raise ctx.unsupported(f"a block size {bs} on an input of shape {list(x.shape)}")
+    _, h, w, c = x.shape
+    if ctx.op == "DEPTH_TO_SPACE":
+        if c % (bs * bs):  # type: ignore[operator]
+            raise ctx.unsupported(f"{c} channels for blocks of {bs}x{bs}")
+        split, perm = (BATCH, h, w, bs, bs, c // (bs * bs)), [0, 1, 3, 2, 4, 5]  # type: ignore[operator]
+        out = (BATCH, h * bs, w * bs, c // (bs * bs))  # type: ignore[operator]
+    else:
+        if h % bs or w % bs:  # type: ignore[operator]
+            raise ctx.unsupported(f"a {h}x{w} image in blocks of {bs}x{bs}")
+        split, perm = (BATCH, h // bs, bs, w // bs, bs, c), [0, 1, 3, 2, 4, 5]  # type: ignore[operator]
+        out = (BATCH, h // bs, w // bs, bs * bs * c)  # type: ignore[operator]
+    (y,) = ctx.tf("Reshape", [x, ShapeVec(split)])
+    (y,) = ctx.tf("Transpose", [y, ctx.folded(np.array(perm, dtype=np.int32))])
+    return ctx.tf("Reshape", [y, ShapeVec(out)])
