@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tests.fuzzing import targets_keras as k
 from tests.fuzzing import targets_tf as t
+from tests.fuzzing import targets_tflite as lite
 from tests.fuzzing.seeds import Case, InvariantError, materialize
 
 
@@ -43,6 +44,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("slicekey", 3, t.make_slicekey, t.run_slicekey, "partitioned-variable slice keys"),
     Target("strings", 3, t.make_strings, t.run_strings, "DT_STRING tensor layout"),
     Target("convert", 5, k.make_convert, k.run_convert, "api.convert(dry_run=True), plans produced on 30%"),
+    Target("tflite", 5, lite.make_tflite, lite.run_tflite, ".tflite flatbuffer: tables, buffers, lowering"),
 )}
 
 

@@ -24,7 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "map",  # selection, matching, accounting, the report
     "options",  # ConvertOptions (loads a rules file through map)
     # converters, lowering, patching, rendering, writing
-    "layers families.converters codegen rewrite tfgraph userfile write",
+    "layers families.converters codegen rewrite tfgraph tflite userfile write",
     "pipelines hf",  # the modes
     "compare summary progress",  # verify, inspect's summary, the progress bar
     "api",

@@ -35,6 +35,7 @@ class Format(enum.StrEnum):
     KERAS_V3 = "keras-v3"  # Keras 3 .keras zip
     KERAS_WEIGHTS_H5 = "keras-weights-h5"  # Keras 3 model.save_weights("x.weights.h5")
     GRAPH_DEF = "graphdef"  # a frozen GraphDef .pb: the weights are Const nodes
+    TFLITE = "tflite"  # a TFLite flatbuffer (.tflite): the weights are constant tensors
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,6 +205,8 @@ class ModelSpec:
     # The TF graph behind the variables (a frozen .pb, or PREFIX.meta), decoded on demand: a BERT
     # .meta has thousands of nodes and only a generated-model conversion needs them.
     tf_graph: Callable[[], TFGraph] | None = field(default=None, repr=False)
+    # A TFLite model (readers/tflite: its subgraphs, tensors and operators), decoded when the file is read.
+    tflite: Callable[[], Any] | None = field(default=None, repr=False)
 
     def __iter__(self) -> Iterator[Variable]:
         return iter(self.variables)

@@ -78,6 +78,10 @@ def summarize(spec: ModelSpec) -> Summary:
             graph = survey(spec.tf_graph())
         except Tf2TorchError as exc:  # the variables are still worth listing
             graph = {"error": str(exc)}
+    if spec.tflite is not None:
+        from .tflite.survey import survey as lite_survey
+
+        graph = lite_survey(spec.tflite())
     return Summary(str(spec.path), spec.format.value, variables, _layers(spec), totals, list(spec.notes),
                    graph=graph)
 
@@ -122,6 +126,9 @@ def render(summary: Summary) -> str:
         for name, sig in g.get("signatures", {}).items():
             lines.append(f"  signature {name}: {', '.join(sig['inputs'])} -> {', '.join(sig['outputs'])}")
         lines.append("  ops: " + ", ".join(f"{op} {n}" for op, n in g["ops"].items()))
+        if g.get("quantized"):
+            shown = ', '.join(g['quantized'][:3]) + (', ...' if len(g['quantized']) > 3 else '')
+            lines.append(f"  quantized tensors (not converted yet): {shown}")
         for op, names in g["unsupported"].items():
             lines.append(f"  unsupported: {op} ({len(names)}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")
     t = summary.totals

@@ -126,6 +126,9 @@ def _reference(source: Path, outdir: OutDir, tf_inputs: tuple[str, ...], tf_outp
         from .run_savedmodel import SavedModelReference
 
         return SavedModelReference(where, outdir)
+    if kind is Kind.TFLITE:
+        raise UsageError(f"{source}: verify does not run .tflite models yet (against the LiteRT interpreter is "
+                         "planned); tf2torch's tests compare converted TFLite models with the interpreter")
     from ..readers.detect import read
     from .run_tf import KerasReference
 

@@ -28,6 +28,9 @@ from .registry import lookup
 
 _SPLIT_AT = 88  # characters: longer op chains are split into one assignment per op
 
+# A lowered graph's class_name -> what the generated class's docstring calls its source.
+_SOURCES = {"TFGraph": "TF graph", "TFLite": "TFLite model"}
+
 
 @dataclass(frozen=True)
 class Value:
@@ -78,7 +81,7 @@ class GraphConverter:
         local = Namespace()
         block = graph.name if graph.class_name == BLOCK_CLASS else ""
         cls = ClassDef(name=self.class_names.create(class_name(graph.name), "Model"),
-                       doc=f"{'TF graph' if graph.class_name == 'TFGraph' else 'Keras model'} {graph.name!r}, "
+                       doc=f"{_SOURCES.get(graph.class_name, 'Keras model')} {graph.name!r}, "
                            "converted by tf2torch.", block=block)
         values: dict[tuple[str, int, int], Value] = {}
         for ref, info in zip(graph.inputs, infos, strict=True):

@@ -160,6 +160,13 @@ TABLE: dict[str, Layout] = {
     # Weight norm's magnitude g: HF TF keeps it (K, 1, 1) for a (O, I, K) direction whose norm is taken
     # over the kernel axis; torch's parametrizations keep (1, 1, K): the same numbers, axes reversed.
     "weight_norm_g": Layout("weight_norm_g", "(K, 1, 1) -> (1, 1, K)", (_perm(2, 1, 0),)),
+    # TFLite keeps conv kernels as (O, H, W, I), transposed-conv kernels as (O, H, W, I) too (O: the
+    # transposed conv's output channels) and fully-connected weights as (out, in): the TFLite lowering
+    # reads them into TF's layouts, which the entries above then take to torch's.
+    "tflite_conv2d": Layout("tflite_conv2d", "TFLite (O, H, W, I) -> TF (H, W, I, O)", (_perm(1, 2, 3, 0),)),
+    "tflite_conv2d_transpose": Layout("tflite_conv2d_transpose", "TFLite (O, H, W, I) -> TF (H, W, O, I)",
+                                      (_perm(1, 2, 0, 3),)),
+    "tflite_fully_connected": Layout("tflite_fully_connected", "TFLite (out, in) -> TF (in, out)", (_perm(1, 0),)),
 }
 
 
@@ -188,6 +195,13 @@ def dense_after_flatten(spatial: Shape, channels: int) -> Layout:
             _reshape(lambda s: (s[0], rows)),
         ),
     )
+
+
+def tflite_depthwise(channels: int) -> Layout:
+    """A TFLite depthwise kernel (1, H, W, C*M) -> TF's (H, W, C, M): output channel c*M + m in both, so
+    splitting the last axis C-major is all it takes (``channels``: the input's C)."""
+    return Layout("tflite_depthwise", f"TFLite (1, H, W, {channels}*M) -> TF (H, W, {channels}, M)",
+                  (_reshape(lambda s: (*s[1:3], channels, s[3] // channels) if len(s) == 4 and s[0] == 1 else s),))
 
 
 def rnn_kernel(gate_order: tuple[int, ...] | None) -> Layout:

@@ -4,10 +4,11 @@
 - ``onto_model``: the weights onto the user's own PyTorch model, patched where TF computes otherwise.
 - ``state_dict``: no architecture to follow → a bare state_dict (dotted names, layouts by role).
 - ``tf_graph``: a TF graph (frozen .pb, .meta, SavedModel signature) lowered to layers → ``keras``.
+- ``tflite``: a TFLite model (.tflite) lowered to the same layers → ``keras``.
 
 ``api.convert`` reads the source, ``run`` picks the mode by ``MODES``, and the contract (``contract``)
 checks the report the mode returns, for every mode alike. A new mode (a Hugging Face repository onto
-its transformers twin, a TFLite file) is one module here with a ``run`` and one line in ``MODES``.
+its transformers twin) is one module here with a ``run`` and one line in ``MODES``.
 
 Layers: ``docs/architecture.md`` ("Layers") states the order, ``tests/test_layering.py`` holds every import
 to it (inside functions too): this package sits above the converters and below ``api``.
@@ -54,6 +55,7 @@ class Conversion:
 # the file carries, which wins over a TF graph (a tf_keras SavedModel holds both); --weights-only turns
 # a graph's model down. A new mode is one line here.
 MODES: tuple[tuple[str, Callable[[ModelSpec, ConvertOptions], bool]], ...] = (
+    ("tflite", lambda spec, options: spec.tflite is not None),  # its weights are in TFLite's layouts: no other mode
     ("onto_model", lambda spec, options: options.model is not None),
     ("keras", lambda spec, options: spec.graph is not None),
     ("tf_graph", lambda spec, options: spec.tf_graph is not None and not options.weights_only),

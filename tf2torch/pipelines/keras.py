@@ -37,7 +37,7 @@ def generated(spec: ModelSpec, options: ConvertOptions, *, input_shape: tuple[in
                                "(model.to_json()) or --model FILE.py:CALLABLE")
     gen_options = Options(channels_last=options.channels_last, blocks=not options.flat, input_shape=input_shape,
                           keras_version=graph.keras_version, keras_release=graph.keras_release,
-                          scoped=graph.class_name == "TFGraph")  # a TF graph's modules nest by its scopes
+                          scoped=graph.class_name in ("TFGraph", "TFLite"))  # a graph's modules nest by its scopes
     try:
         gen = generate(graph, gen_options)
     except UnsupportedError as exc:  # converters name the layer; the user also needs the file

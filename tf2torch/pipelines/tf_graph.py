@@ -8,6 +8,8 @@ state_dict mode writes them, with a note saying so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import interface
 from ..errors import UnsupportedError, UsageError
 from ..options import ConvertOptions
@@ -31,18 +33,25 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
 
 
 def _lower(spec: ModelSpec, options: ConvertOptions, *, required: bool) -> ModelSpec | None:
-    """A TF graph lowered to layers, its one input sized by ``--input-shape`` (the generated model's layout).
-
-    The lowering takes the shape in TF's layout, which for a rank-3 input depends on what its first
-    consumer wants (tf2torch.interface), known only in the lowered graph: lowered with the guess from the
-    rank, then again with the other layout when the lowered graph decides otherwise. The converter makes
-    the same decision from the same graph and translates the shape the same way."""
+    """A TF graph lowered to layers, its one input sized by ``--input-shape`` (see ``sized``)."""
     from ..tfgraph.lower import lower
 
     def lowered_as(tf_shape: tuple[int | None, ...] | None) -> ModelSpec | None:
         return lower(spec, options.graph_outputs, required=required, ema=options.ema, signature=options.signature,
                      input_shape=tf_shape)
 
+    return sized(lowered_as, options)
+
+
+def sized(lowered_as: Callable[[tuple[int | None, ...] | None], ModelSpec | None],
+          options: ConvertOptions) -> ModelSpec | None:
+    """A graph lowered by ``lowered_as`` with ``--input-shape`` (the generated model's layout) as its one
+    input's shape, in TF's layout (a TFLite model's lowering shares this).
+
+    The lowering takes the shape in TF's layout, which for a rank-3 input depends on what its first
+    consumer wants (tf2torch.interface), known only in the lowered graph: lowered with the guess from the
+    rank, then again with the other layout when the lowered graph decides otherwise. The converter makes
+    the same decision from the same graph and translates the shape the same way."""
     input_shape, channels_last = options.input_shape, options.channels_last
     if input_shape is None:
         return lowered_as(None)

@@ -16,6 +16,7 @@ from ..spec import ModelSpec
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 ZIP_MAGIC = b"PK\x03\x04"
+TFLITE_IDENTIFIER = b"TFL3"  # a flatbuffer's file identifier sits at bytes 4..8, after the root offset
 _CKPT_SUFFIXES = (".index", ".meta")
 
 
@@ -25,6 +26,7 @@ class Kind(enum.StrEnum):
     KERAS_H5 = "keras-h5"
     KERAS_ZIP = "keras-zip"
     GRAPH_DEF = "graphdef"  # a frozen GraphDef .pb
+    TFLITE = "tflite"  # a TFLite flatbuffer (.tflite)
 
 
 def _magic(path: Path, n: int = 8) -> bytes:
@@ -89,6 +91,12 @@ def detect(path: Path) -> tuple[Kind, Path]:
         expected = "a zip archive (Keras 3 .keras)" if path.suffix == ".keras" else "an HDF5 file"
         raise FormatError(f"{path}: expected {expected}, found {'an empty file' if not magic else 'other bytes'} "
                           f"(first bytes {magic[:8]!r}); is it the right file, fully downloaded?")
+    if path.is_file() and (path.suffix == ".tflite" or _magic(path)[4:8] == TFLITE_IDENTIFIER):
+        magic = _magic(path)
+        if magic[4:8] != TFLITE_IDENTIFIER:
+            raise FormatError(f"{path}: expected a TFLite model (identifier 'TFL3' at bytes 4..8), found "
+                              f"{'an empty file' if not magic else repr(magic[:8])}; is it fully downloaded?")
+        return Kind.TFLITE, path
     if path.is_file() and path.suffix == ".pb":
         if path.name == "saved_model.pb":  # the SavedModel's own proto: read the directory it belongs to
             return Kind.SAVED_MODEL, path.parent
@@ -106,7 +114,7 @@ def detect(path: Path) -> tuple[Kind, Path]:
     if not path.exists():
         raise FormatError(f"{path}: no such file, directory or checkpoint prefix ({path}.index not found)")
     raise FormatError(f"{path}: not a format tf2torch reads; expected a checkpoint prefix, a SavedModel directory, "
-                      "a Keras .h5 / .keras file, a frozen graph .pb / .pbtxt")
+                      "a Keras .h5 / .keras file, a frozen graph .pb / .pbtxt, a .tflite model")
 
 
 def read(path: Path, *, verify_crc: bool = True, config: Path | None = None) -> ModelSpec:
@@ -129,6 +137,10 @@ def read(path: Path, *, verify_crc: bool = True, config: Path | None = None) -> 
         from .graph.frozen import read_graph_def
 
         spec = read_graph_def(where)
+    elif kind is Kind.TFLITE:
+        from .tflite.reader import read_tflite
+
+        spec = read_tflite(where)
     elif kind is Kind.KERAS_H5:
         from .keras_h5 import read_keras_h5
 

@@ -141,9 +141,10 @@ class NodeCtx:
         """Add a layer of a Keras class (its converter in ``layers/`` does the rest); its output tensor."""
         return self._builder.add(self, class_name, config, inputs, shape, weights, kwargs or {}, name)
 
-    def fuse_bias(self, x: Tensor, bias: Const) -> bool:
-        """Give the conv / Dense layer that produced ``x`` this bias, when ``x`` feeds nothing else."""
-        return self._builder.fuse_bias(x, bias)
+    def fuse_bias(self, x: Tensor, bias: Const, own: bool = False) -> bool:
+        """Give the conv / Dense layer that produced ``x`` this bias, when ``x`` feeds nothing else (or
+        whatever reads it, when the bias is the op's ``own``)."""
+        return self._builder.fuse_bias(x, bias, own)
 
     def derived(self, op: str, operands: Sequence[Const], compute: Callable[..., np.ndarray]) -> Const:
         """A constant computed from constants, remembering how (see ``Const.expr``). They are small

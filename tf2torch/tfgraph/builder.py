@@ -12,7 +12,7 @@ from ..readers.keras_calls import ARGS_KWARG
 from ..spec import GraphNode, GraphSpec, LayerCall, LayerSpec, TensorRef
 from .base import Const, NodeCtx, PendingLayer, Tensor, TFShape, f32
 
-GRAPH_CLASS = "TFGraph"  # what the generated class's docstring calls its source
+GRAPH_CLASS = "TFGraph"  # what the generated class's docstring calls its source ("TFLite" for a .tflite model)
 SCALE = "tf2torch>ScaleByConstant"  # provisional: a BatchNormalization, else a constant operand (or refused)
 # Layers a following BiasAdd (or an Add of a bias vector) folds into.
 BIASED = frozenset({"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "Dense", "Conv2DTranspose"})
@@ -91,11 +91,13 @@ class Builder:
         self.by_name[layer.name] = layer
         return Tensor(TensorRef(layer.name), tuple(shape), ctx.node.name)
 
-    def fuse_bias(self, x: Tensor, bias: Const) -> bool:
+    def fuse_bias(self, x: Tensor, bias: Const, own: bool = False) -> bool:
+        """``own``: the bias is part of the op that made ``x`` (a TFLite conv's fused bias), so it joins the
+        layer whatever else reads ``x``."""
         layer = self.by_name.get(x.ref.layer)
         if layer is None or layer.class_name not in BIASED or layer.config.get("use_bias"):
             return False
-        if len(self.consumers.get(x.node, ())) != 1 or layer.node != x.node:
+        if not own and (len(self.consumers.get(x.node, ())) != 1 or layer.node != x.node):
             return False  # the conv's own output is used elsewhere too: it must stay bias-free
         if len(bias.shape) != 1 or bias.shape[0] != x.shape[-1]:
             return False
@@ -154,7 +156,7 @@ class Builder:
                 self.by_name[new] = layer
 
     def freeze(self, name: str, outputs: tuple[TensorRef, ...], tf_outputs: tuple[str, ...] = (),
-               output_names: tuple[str, ...] = ()) -> GraphSpec:
+               output_names: tuple[str, ...] = (), class_name: str = GRAPH_CLASS) -> GraphSpec:
         for layer_name, (scale, where) in self.scales.items():  # products no add made a batch norm
             if scale.expr:  # computed from weights: only a batch norm says which weights
                 raise UnsupportedError(f"{where}: a product with a constant of shape {list(scale.shape)} computed "
@@ -193,7 +195,7 @@ class Builder:
             calls = () if layer.class_name == "InputLayer" else (
                 LayerCall(tuple(ref(r) for r in layer.inputs), kwargs),)
             specs.append(LayerSpec(lname, layer.class_name, {"name": lname, **layer.config}, calls, tuple(weights)))
-        return GraphSpec(name=name, class_name=GRAPH_CLASS, layers=tuple(specs),
+        return GraphSpec(name=name, class_name=class_name, layers=tuple(specs),
                          inputs=tuple(TensorRef(i) for i in self.inputs), outputs=tuple(ref(o) for o in outputs),
                          keras_version=3, tf_inputs=tuple(f"{self.by_name[i].node}:0" for i in self.inputs),
                          tf_outputs=tf_outputs, output_names=output_names)

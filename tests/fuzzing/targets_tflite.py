@@ -1,0 +1,50 @@
+"""Fuzz target for the TFLite reader and lowering: the committed ``.tflite`` fixtures, mutated as bytes
+and as flatbuffer words (offsets, vtable entries, vector counts, enum bytes: what a forged file changes),
+then read, surveyed, every weight read and checked against its declared shape, and converted."""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+from tests.fuzzing.binary import mutate_bytes
+from tests.fuzzing.seeds import FIXTURES, Case, InvariantError, one_file
+
+SEEDS = ("cnn.tflite", "cnn_fp16.tflite")
+_WORDS = (0, 1, 2, 4, 0x7F, 0x80, 0xFF, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFF0)
+
+
+def _words(rng: random.Random, data: bytearray) -> bytearray:
+    """Overwrite a few aligned words (flatbuffers align offsets and counts to 4) or single bytes (enums,
+    int8 types) with boundary values, or with a value near the file's size."""
+    for _ in range(rng.randint(1, 4)):
+        if rng.random() < 0.7 and len(data) >= 8:
+            at = rng.randrange(0, len(data) - 3) & ~3
+            value = rng.choice((*_WORDS, len(data), len(data) - at, rng.randrange(1 << 32)))
+            struct.pack_into("<I", data, at, value & 0xFFFFFFFF)
+        elif data:
+            data[rng.randrange(len(data))] = rng.choice((0, 1, 9, 0x7F, 0x80, 0xFF, rng.randrange(256)))
+    return data
+
+
+def make_tflite(rng: random.Random) -> Case:
+    seed = (FIXTURES / "tflite" / rng.choice(SEEDS)).read_bytes()
+    roll = rng.random()
+    data = bytes(_words(rng, bytearray(seed))) if roll < 0.6 else mutate_bytes(rng, seed) if roll < 0.97 \
+        else b"\x10\x00\x00\x00TFL3" + rng.randbytes(rng.randrange(64))
+    return one_file("model.tflite", data)
+
+
+def run_tflite(path: Path, case: Case) -> None:
+    from tf2torch import api, summary
+
+    spec = api.read(path)
+    summary.summarize(spec)  # the survey: operators by type, quantized tensors, unsupported
+    for var in spec.variables:
+        array = var.read()
+        if tuple(array.shape) != tuple(var.shape) or str(array.dtype.newbyteorder("<")) != str(
+                __import__("numpy").dtype(var.dtype.storage).newbyteorder("<")):
+            raise InvariantError(f"{var.name}: read {array.dtype}{array.shape}, declared {var.dtype.name}{var.shape}")
+    result = api.convert(path, None, dry_run=True)
+    compile(result.model_source or "", "model.py", "exec")

@@ -1,0 +1,33 @@
+"""A TFLite model (``.tflite``) → layers → a generated model, like a TF graph.
+
+``tflite.lower`` translates each TFLite operator into the TF op it came from (with TFLite's weight
+layouts read through the layout table) and lowers it with the TF-graph converters; the lowered
+``ModelSpec`` then goes through the Keras mode's ``generated``. Inputs and outputs follow
+``tf2torch.interface``'s rule, as for TF graphs: NHWC images become channels-first unless --channels-last.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..options import ConvertOptions
+from ..spec import ModelSpec
+from . import Outcome, keras
+from .tf_graph import sized
+
+
+def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
+    """The generated model of ``spec``'s TFLite model."""
+    from ..tflite.lower import lower
+
+    if options.weights_only:
+        raise UsageError(f"{spec.path}: --weights-only is not available for .tflite models (their weights are in "
+                         "TFLite's own layouts); convert the model, whose state_dict is model.safetensors")
+    if options.model is not None:
+        raise UsageError(f"{spec.path}: --model is not available for .tflite models yet; convert without it and "
+                         "load model.safetensors into your module")
+    if options.graph_outputs or options.signature is not None:
+        raise UsageError(f"{spec.path}: --graph-output / --signature apply to TF graphs; a .tflite model is "
+                         "converted whole, its first subgraph")
+    lowered = sized(lambda tf_shape: lower(spec, tf_shape), options)
+    assert lowered is not None  # lower() always returns a model or raises
+    return keras.generated(lowered, options, input_shape=options.input_shape)

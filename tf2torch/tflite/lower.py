@@ -1,0 +1,198 @@
+"""Lower a TFLite model (subgraph 0: the one its signature runs) to the Keras-like ``GraphSpec`` a TF graph
+is lowered to, so the generated model, SAME padding, the contract and ``fuse()`` are the same.
+
+The walk: refuse quantized models and unsupported operators first (every one named, in one line), then
+the operators in their stored order (TFLite stores them in execution order), one converter each
+(``tflite/ops_*.py``). A converter's output shapes are checked against the shapes TFLite declares for
+its outputs: a disagreement is a lowering error caught here, not a wrong model later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Sequence
+
+from ..dtypes import BY_NAME
+from ..errors import MappingError, UnsupportedError
+from ..readers.tflite.model import LiteModel, LiteOperator, LiteSubgraph, LiteTensor
+from ..readers.tflite.reader import weight_names
+from ..spec import GraphNode, ModelSpec, Variable
+from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op converters the operators use)
+from ..tfgraph.base import Const, Missing, Tensor, Value
+from ..tfgraph.builder import Builder
+from . import ops_array, ops_math, ops_nn  # noqa: F401  (registration)
+from .atrous import fold_atrous
+from .base import LiteCtx, lookup_lite, supported
+
+INTEGER = frozenset({"int8", "uint8", "int16", "int4"})  # a quantized model's activations or weights
+_ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
+
+
+def readable(name: str) -> str:
+    """A tensor name as a layer name: TFLite joins the names of the ops it fused with ';' (the first
+    is the outermost), and keeps TF's ':0' output suffix on inputs and outputs."""
+    first = name.split(";", 1)[0]
+    return first[:-2] if first.endswith(":0") else first
+
+
+def check_float(model: LiteModel, graph: LiteSubgraph) -> None:
+    """Refuse integer-quantized models, naming their quantized tensors (float16 weights are converted)."""
+    used = {i for op in graph.operators for i in (*op.inputs, *op.outputs) if i >= 0} | set(graph.inputs)
+    found = [t for t in graph.tensors if t.index in used and (t.dtype in INTEGER or t.dtype == "float32" and
+                                                              t.quantization.quantized and model.has_data(t))]
+    ops = sorted({op.op for op in graph.operators if op.op in ("QUANTIZE", "DENSIFY")})
+    if found or ops:
+        shown = ", ".join(f"{t.name!r} ({t.dtype})" for t in found[:3]) + (", ..." if len(found) > 3 else "")
+        raise UnsupportedError(f"{model.where}: full-integer / dynamic-range quantized models are not converted yet "
+                               f"({len(found)} quantized tensor(s): {shown or ', '.join(ops)}); convert the float "
+                               "model, or one with float16 weights (target_spec.supported_types=[tf.float16])")
+
+
+def unsupported_ops(graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> dict[str, list[str]]:
+    """Operator kind -> names of the operators of that kind nothing converts (inspect lists them too)."""
+    missing: dict[str, list[str]] = {}
+    for op in operators:
+        if op.op == "CUSTOM" or lookup_lite(op.op) is None:
+            name = readable(graph.tensors[op.outputs[0]].name) if op.outputs else f"operator {op.index}"
+            missing.setdefault(op.kind, []).append(name)
+    return missing
+
+
+def _check_supported(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> None:
+    missing = unsupported_ops(graph, operators)
+    if missing:
+        shown = "; ".join(f"{kind} ({len(names)}: {', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
+                          for kind, names in sorted(missing.items())[:8])
+        raise UnsupportedError(f"{model.where}: the model uses {len(missing)} TFLite operator type(s) tf2torch does "
+                               f"not convert: {shown}; `tf2torch layers --tflite-ops` lists the supported ones")
+
+
+def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) -> ModelSpec:
+    """``spec`` with ``graph`` set to its TFLite model lowered to layers; ``input_shape`` (TF's layout,
+    batch first) replaces its one input's shape (a model converted with an open size)."""
+    if spec.tflite is None:
+        raise UnsupportedError(f"{spec.path}: holds no TFLite model")
+    model: LiteModel = spec.tflite()
+    graph = model.subgraphs[0]
+    check_float(model, graph)
+    operators = fold_atrous(model, graph)  # dilated convs, as TF's converter takes them apart
+    _check_supported(model, graph, operators)
+    names = weight_names(model, graph)
+    stored = {v.name: v for v in spec.variables}
+    keys = _signature_keys(model)
+    builder = Builder(_consumers(graph, operators, keys[1]), input_shape)
+    values: dict[int, Value] = {}
+    for i in graph.inputs:
+        t = graph.tensors[i]
+        name = keys[0].get(i) or readable(t.name)
+        dtype = types.SimpleNamespace(enum=BY_NAME[t.dtype].tf_enum if t.dtype in BY_NAME else 1)
+        values[i] = builder.input(GraphNode(name, "Placeholder", (), {"shape": list(t.dims), "dtype": dtype}))
+    for t in graph.tensors:
+        if t.index not in values and model.has_data(t):
+            var = stored.get(names.get(t.index, ""))
+            values[t.index] = Const(var, weight=True) if var is not None else Const(_constant(model, t))
+    taken: set[str] = set()
+    for op in operators:
+        ctx = LiteCtx(op, graph.tensors, [values.get(i, Missing(f"tensor {i} is computed by no earlier operator"))
+                                          if i >= 0 else Missing("an omitted optional input") for i in op.inputs],
+                      builder, _node_name(graph, op, taken, keys[1]))
+        outs = _run(ctx)
+        for k, i in enumerate(op.outputs):
+            if k < len(outs):
+                # (with --input-shape too: the sizes a TFLite input leaves open are None here; the fixed
+                # ones Builder.input holds the new shape to)
+                _check_shape(ctx, k, outs[k])
+                values[i] = outs[k]
+    out_refs = []
+    for i in graph.outputs:
+        value = values.get(i)
+        if not isinstance(value, Tensor):
+            raise UnsupportedError(f"{model.where}: output {graph.tensors[i].name!r} is not computed from the inputs")
+        out_refs.append(value.ref)
+    builder.simplify(tuple(out_refs))
+    output_names = tuple(keys[1].get(i, "") for i in graph.outputs)
+    frozen = builder.freeze(_model_name(spec), tuple(out_refs), tuple(graph.tensors[i].name for i in graph.outputs),
+                            output_names if all(output_names) else (), class_name="TFLite")
+    return dataclasses.replace(spec, graph=frozen)
+
+
+def supported_ops() -> list[str]:
+    """Every TFLite builtin operator a converted model may hold."""
+    return supported()
+
+
+def _signature_keys(model: LiteModel) -> tuple[dict[int, str], dict[int, str]]:
+    """Tensor index -> signature name, for inputs and outputs of subgraph 0's signature."""
+    for sig in model.signatures:
+        if sig.subgraph == 0:
+            return {i: k for k, i in sig.inputs.items()}, {i: k for k, i in sig.outputs.items()}
+    return {}, {}
+
+
+def _consumers(graph: LiteSubgraph, operators: Sequence[LiteOperator], outputs: dict[int, str]) -> dict[str, list[str]]:
+    """Node name (an operator's first output) -> the operators reading any of its outputs."""
+    taken: set[str] = set()
+    names = {op.index: _node_name(graph, op, taken, outputs) for op in operators}
+    producer = {i: names[op.index] for op in operators for i in op.outputs}
+    out: dict[str, list[str]] = {n: [] for n in names.values()}
+    for op in operators:
+        for i in op.inputs:
+            if i in producer:
+                out[producer[i]].append(names[op.index])
+    for i in graph.outputs:  # a model output is read by the caller too
+        if i in producer:
+            out[producer[i]].append("<output>")
+    return out
+
+
+def _node_name(graph: LiteSubgraph, op: LiteOperator, taken: set[str], outputs: dict[int, str]) -> str:
+    """An operator's name: its first output's (a model output's signature key, "output_0", rather than
+    the exporter's "StatefulPartitionedCall:0")."""
+    first = op.outputs[0] if op.outputs else -1
+    base = outputs.get(first) or (readable(graph.tensors[first].name) if first >= 0 else f"operator_{op.index}")
+    name, n = base, 1
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _constant(model: LiteModel, t: LiteTensor) -> Variable:
+    """A constant that is no weight (a shape, axes, a scalar factor), read now: they are small."""
+    array = model.array(t) if t.dtype in BY_NAME else None
+    if array is None:
+        raise UnsupportedError(f"{model.where}: constant {t.name!r} of type {t.dtype}")
+    return Variable(name=t.name, dtype=BY_NAME[t.dtype], shape=t.shape, nbytes=array.nbytes, loader=lambda: array)
+
+
+def _run(ctx: LiteCtx) -> tuple[Value, ...]:
+    converter = lookup_lite(ctx.op)
+    assert converter is not None  # _check_supported ran first
+    try:
+        return tuple(converter(ctx))
+    except (UnsupportedError, MappingError) as exc:  # MappingError: a weight of the wrong rank for its layout
+        message = str(exc)
+        raise UnsupportedError(message if message.startswith("operator ") else f"{ctx.where()}: {message}") from None
+    except _ERRORS as exc:
+        # Options or constants of the wrong kind or rank: what TF's converter never writes. One line.
+        raise UnsupportedError(f"{ctx.where()}: its options or constant inputs are not what a {ctx.op} has "
+                               f"({type(exc).__name__}: {str(exc)[:120]}); the file is corrupt or forged") from None
+
+
+def _check_shape(ctx: LiteCtx, k: int, value: Value) -> None:
+    if not isinstance(value, Tensor):
+        return
+    declared = ctx.out_dims(k)
+    got = value.shape
+    if not declared and ctx.tensors[ctx.operator.outputs[k]].signature is None:
+        return  # a tensor of unknown shape (has_rank false): nothing declared
+    if len(declared) != len(got) or any(d is not None and g is not None and d != g
+                                        for d, g in zip(declared[1:], got[1:])):
+        raise UnsupportedError(f"{ctx.where()}: output {k} lowered to shape {list(got)} where the model declares "
+                               f"{list(declared)}; report the model")
+
+
+def _model_name(spec: ModelSpec) -> str:
+    stem = spec.path.name.split(".", 1)[0]
+    return stem if stem and stem != "model" else "tflite_model"
