@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ..map.layouts import Layout
 from ..spec import Variable
 from .nodes import Expr
-from .templates import parse
 
 if TYPE_CHECKING:  # a constant parameter's value; rendering needs no numpy
     import numpy as np
@@ -48,25 +47,22 @@ class Module:
 class Op:
     """One step of the forward pass.
 
-    ``expr`` is nodes (``codegen/nodes.py``) with holes: ``m`` is this op's module attribute, ``x`` the
-    previous op's result (or the first input), ``0``, ``1``… the layer's inputs. A converter may give it
-    as a template in Python syntax (``"torch.flatten({x}, 1)"``), turned into nodes here, once
-    (``codegen/templates.py``); templates are written by converters, never taken from the input file.
+    ``expr`` is nodes (``codegen/nodes.py``) with holes: ``n.M`` is this op's module attribute, ``n.X``
+    the previous op's result (or the first input), ``n.arg(0)``, ``n.arg(1)``… the layer's inputs, ``n.S``
+    a shared module; literals from the layer's config go in as Python values
+    (``Op(n.call("torch.flatten", n.X, 1))``), so no text is made before ``model.py`` is rendered.
     """
 
     expr: Expr
     module: Module | None = None
     suffix: str = ""  # attribute name suffix: "" for the layer's main module, "pad", "act", ...
-    # ``{s}``: the module of another layer this op calls, by Keras layer names from this model down through
+    # ``n.S``: the module of another layer this op calls, by Keras layer names from this model down through
     # nested models (("bert_backbone", "token_embedding")): a layer Keras shares with a sublayer of this one
     shares: tuple[str, ...] = ()
 
-    def __init__(self, expr: Expr | str, module: Module | None = None, suffix: str = "",
-                 shares: tuple[str, ...] = ()) -> None:
-        object.__setattr__(self, "expr", parse(expr) if isinstance(expr, str) else expr)
-        object.__setattr__(self, "module", module)
-        object.__setattr__(self, "suffix", suffix)
-        object.__setattr__(self, "shares", shares)
+    def __post_init__(self) -> None:
+        if not isinstance(self.expr, Expr):  # a converter bug: text is never parsed back into nodes
+            raise TypeError(f"Op.expr should be nodes (tf2torch/codegen/nodes.py), found {type(self.expr).__name__}")
 
 
 @dataclass(frozen=True)

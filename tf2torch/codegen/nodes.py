@@ -25,7 +25,7 @@ class Expr:
 
     Converters build nodes with Python's operators, as ``torch.fx`` proxies do: ``X * 0.5 + Y`` is
     ``BinOp("+", BinOp("*", X, Const(0.5)), Y)``; ``X.m("movedim", 1, -1)`` a method call; ``X[:, 0]`` an
-    index. (``==`` stays a node comparison: write ``Compare`` for the generated code's ``==``.)"""
+    index. (``==`` stays a node comparison: ``compare(X, "==", 0)`` is the generated code's ``==``.)"""
 
     def m(self, name: str, *args: Any, **kwargs: Any) -> Call:
         """``self.name(*args, **kwargs)`` in the generated code."""
@@ -239,6 +239,11 @@ def call(func: str | Expr, *args: Any, **kwargs: Any) -> Call:
 def method(obj: Expr, name: str, *args: Any, **kwargs: Any) -> Call:
     """``obj.name(*args, **kwargs)``."""
     return call(Attr(obj, name), *args, **kwargs)
+
+
+def compare(left: Any, op: str, right: Any) -> Compare:
+    """``left op right`` (``compare(X, "!=", 0.0)``): Python's ``==`` on nodes compares the nodes themselves."""
+    return Compare(lit(left), (op,), (lit(right),))
 
 
 # -- walking and rewriting --------------------------------------------------------------------------

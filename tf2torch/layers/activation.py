@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op
 from .common import activation_ops, apply_module, bind, cfg_float, param, torch_axis
@@ -11,7 +12,7 @@ from .registry import converter
 @converter("Activation", wants="any")
 def activation(ctx: Ctx) -> Converted:
     ops = activation_ops(ctx, ctx.config.get("activation"), ctx.x, suffix="")
-    return Converted(ops or (Op("{x}"),), (ctx.x,))
+    return Converted(ops or (Op(n.X),), (ctx.x,))
 
 
 @converter("ReLU", wants="any")
@@ -26,9 +27,9 @@ def relu(ctx: Ctx) -> Converted:
     if slope == 0 and threshold == 0 and float(max_value) == 6.0:
         return Converted((apply_module(Module("nn.ReLU6")),), (ctx.x,))
     # Keras: x if x >= threshold, negative_slope * (x - threshold) below it, then clipped at max_value.
-    expr = f"torch.where({{x}} >= {threshold!r}, {{x}}, {slope!r} * ({{x}} - {threshold!r}))"
+    expr = n.call("torch.where", n.compare(n.X, ">=", threshold), n.X, slope * (n.X - threshold))
     if max_value is not None:
-        expr = f"torch.clamp({expr}, max={float(max_value)!r})"
+        expr = n.call("torch.clamp", expr, max=float(max_value))
     return Converted((Op(expr),), (ctx.x,))
 
 

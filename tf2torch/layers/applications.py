@@ -9,6 +9,7 @@ exact config keys, the number and shape of weights) and refused, saying which pa
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Module, Op
 from .common import apply_module, bind, cfg_float, param, torch_axis
 from .registry import converter
@@ -56,7 +57,7 @@ def layer_scale(ctx: Ctx) -> Converted:
 def stochastic_depth(ctx: Ctx) -> Converted:
     if ctx.layer.class_name == "StochasticDepth":
         _signature(ctx)
-    return Converted((Op("{x}"),), (ctx.x,))  # drops residual paths in training only
+    return Converted((Op(n.X),), (ctx.x,))  # drops residual paths in training only
 
 
 @converter(INCEPTION_RESNET + "CustomScaleLayer", "CustomScaleLayer", wants="same")
@@ -67,4 +68,4 @@ def custom_scale(ctx: Ctx) -> Converted:
     if len(ctx.inputs) != 2:
         raise ctx.unsupported(f"expected 2 inputs, found {len(ctx.inputs)}")
     scale = cfg_float(ctx, "scale")
-    return Converted((Op(f"{{0}} + {{1}} * {scale!r}"),), (ctx.inputs[0],))
+    return Converted((Op(n.arg(0) + n.arg(1) * scale),), (ctx.inputs[0],))

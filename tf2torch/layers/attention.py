@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen import nodes as n
 from ..map import layouts
 from ..spec import TensorRef, Variable
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
@@ -58,16 +59,16 @@ def check_masked_semantics(ctx: Ctx, what: str) -> None:
                               "re-save the model with Keras >= 3.10, or drop the mask")
 
 
-def _keras_masks(ctx: Ctx, roles: dict[str, int]) -> list[str]:
+def _keras_masks(ctx: Ctx, roles: dict[str, int]) -> dict[str, n.Expr]:
     """The Keras masks the inputs carry (from Embedding(mask_zero=True) or Masking), as Keras 3 passes them:
     the query's and the value's, and the key's when a key other than the value is given."""
     masked = {role: ctx.inputs[i].mask for role, i in roles.items() if ctx.inputs[i].mask}
     if not masked:
-        return []
+        return {}
     check_masked_semantics(ctx, "MultiHeadAttention on masked inputs (from mask_zero or Masking)")
     if roles.get("key") == roles["value"]:
         masked.pop("key", None)
-    return [f"{role}_mask={mask}" for role, mask in masked.items()]
+    return {f"{role}_mask": n.Name(mask) for role, mask in masked.items()}  # the locals holding the masks
 
 
 def _bind(ctx: Ctx, use_bias: bool) -> dict[tuple[str, str], Variable]:
@@ -149,16 +150,14 @@ def multi_head_attention(ctx: Ctx) -> Converted:
         ("num_heads", heads), ("key_dim", key_dim), ("value_dim", value_dim), ("output_dim", out_dim),
         *((("use_bias", False),) if not use_bias else ()),
         *((("uniform_when_masked", True),) if fused and keras_masks else ())))
-    args = [f"{{{roles['query']}}}", f"{{{roles['value']}}}"]
-    if "key" in roles:
-        args.append(f"key={{{roles['key']}}}")
+    kwargs: dict[str, n.Expr] = {"key": n.arg(roles["key"])} if "key" in roles else {}
     if causal:
-        args.append("use_causal_mask=True")
-    args += keras_masks
+        kwargs["use_causal_mask"] = n.lit(True)
+    kwargs.update(keras_masks)
     if scores:
-        args.append("return_attention_scores=True")
+        kwargs["return_attention_scores"] = n.lit(True)
     outputs = [TensorInfo((query.shape[0], out_dim))]
     if scores:
         outputs.append(TensorInfo((heads, query.shape[0], key.shape[0])))
-    return Converted((Op(f"{{m}}({', '.join(args)})", module),), tuple(outputs), tuple(params),
+    return Converted((Op(n.call(n.M, n.arg(roles["query"]), n.arg(roles["value"]), **kwargs), module),), tuple(outputs), tuple(params),
                      helpers=("KerasMultiHeadAttention",))

@@ -4,6 +4,7 @@ output and masks from an Embedding(mask_zero) are refused by name."""
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
 from .common import cfg_bool
@@ -30,9 +31,10 @@ def attention(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"expected weights {names}, found {len(weights)}")
     dim = ctx.inputs[0].shape[-1]
     module = Module("KerasAttention", (mode, use_scale, dim if additive else None))
-    params = tuple(Param("", n, layouts.IDENTITY, var=w) for n, w in zip(names, weights))
-    args = ["{0}", "{1}"] + (["key={2}"] if len(ctx.inputs) == 3 else [])
+    params = tuple(Param("", name, layouts.IDENTITY, var=w) for name, w in zip(names, weights))
+    kwargs: dict[str, n.Expr] = {"key": n.arg(2)} if len(ctx.inputs) == 3 else {}
     if ctx.call.kwargs.get("use_causal_mask") is True:
-        args.append("use_causal_mask=True")
+        kwargs["use_causal_mask"] = n.lit(True)
     out = TensorInfo((ctx.inputs[0].shape[0], ctx.inputs[1].shape[-1]), "keras")
-    return Converted((Op(f"{{m}}({', '.join(args)})", module),), (out,), params, helpers=("KerasAttention",))
+    return Converted((Op(n.call(n.M, n.arg(0), n.arg(1), **kwargs), module),), (out,), params,
+                     helpers=("KerasAttention",))

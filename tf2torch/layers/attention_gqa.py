@@ -4,6 +4,7 @@ Weights bind by sublayer name (query/key/value/attention_output/gate), never by 
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from ..map import layouts
 from ..spec import Variable
 from .attention import _roles
@@ -28,7 +29,7 @@ def _bind(ctx: Ctx, names: list[str], use_bias: bool) -> dict[str, Variable]:
         if sub not in _SUBLAYERS or leaf not in ("kernel", "bias") or key in found:
             raise ctx.unsupported(f"unexpected weight {var.name!r}", "re-save the model")
         found[key] = var
-    wanted = [f"{n}_{leaf}" for n in names for leaf in (("kernel", "bias") if use_bias else ("kernel",))]
+    wanted = [f"{name}_{leaf}" for name in names for leaf in (("kernel", "bias") if use_bias else ("kernel",))]
     if sorted(found) != sorted(wanted):
         raise ctx.unsupported(f"expected weights {wanted}, found {sorted(found)}", "the file does not match its config")
     return found
@@ -54,10 +55,8 @@ def grouped_query_attention(ctx: Ctx) -> Converted:
     module = Module("KerasGroupedQueryAttention", (feature, heads, kv_heads, head_dim),
                     (("use_bias", use_bias), ("use_gate", use_gate)))
     params = tuple(Param("", key, layouts.IDENTITY, var=var) for key, var in sorted(w.items()))
-    args = [f"{{{roles['query']}}}", f"{{{roles['value']}}}"]
-    if "key" in roles:
-        args.append(f"key={{{roles['key']}}}")
+    kwargs: dict[str, n.Expr] = {"key": n.arg(roles["key"])} if "key" in roles else {}
     if ctx.call.kwargs.get("use_causal_mask") is True:
-        args.append("use_causal_mask=True")
-    return Converted((Op(f"{{m}}({', '.join(args)})", module),), (TensorInfo((query.shape[0], feature)),), params,
+        kwargs["use_causal_mask"] = n.lit(True)
+    return Converted((Op(n.call(n.M, n.arg(roles["query"]), n.arg(roles["value"]), **kwargs), module),), (TensorInfo((query.shape[0], feature)),), params,
                      helpers=("KerasGroupedQueryAttention",))

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from ..codegen import nodes as n
 from ..spec import LayerSpec, Variable
 from . import masks, rnn_cell
 from .base import Converted, Ctx, Op, TensorInfo
@@ -107,69 +108,72 @@ def bidirectional(ctx: Ctx) -> Converted:
         raise ctx.unsupported("the wrapped layer has go_backwards=True (its directions swap)",
                               "wrap a layer with go_backwards=False")
     given = masks.call_mask(ctx)
-    if given and rnn.return_sequences and any(c.get("unroll") is True for c in (forward, backward or {})):
+    if given is not None and rnn.return_sequences and any(c.get("unroll") is True for c in (forward, backward or {})):
         # Bidirectional sets zero_output_for_mask with return_sequences; Keras's unrolled loop then zeroes the
         # backward layer's reversed outputs at the unreversed mask's steps (as rnn_cell.py refuses for RNN)
         raise ctx.unsupported("unroll=True with return_sequences under a mask (Keras zeroes the backward "
                               "direction's outputs at the unreversed mask's steps)",
                               "re-save the layer with unroll=False (the weights are the same)")
-    if given:
+    if given is not None:
         return _masked_bidirectional(ctx, sub, rnn, features, given, merge_mode)
     params = _params(sub["forward"], rnn, features) + _params(sub["backward"], rnn, features, "_reverse")
     module = _module(rnn, features, True)
     u, steps = rnn.units, ctx.x.shape[0]
+    exprs: list[n.Expr]
     if rnn.return_sequences:  # torch's output[:, t] is (forward at t, backward at t): Keras re-reverses too
-        seq = "{x}[0]"
+        seq = n.X[0]
         if merge_mode == "concat":
             exprs, shape = [seq], (steps, 2 * u)
         elif merge_mode is None:
-            exprs, shape = [f"{seq}[..., :{u}]", f"{seq}[..., {u}:]"], (steps, u)
+            exprs, shape = [seq[..., :u], seq[..., u:]], (steps, u)
         else:
-            exprs, shape = [f"{seq}.unflatten(-1, (2, {u})).{_REDUCE[merge_mode]}(-2)"], (steps, u)
+            exprs, shape = [seq.m("unflatten", -1, (2, u)).m(_REDUCE[merge_mode], -2)], (steps, u)
     else:  # the backward result is its state after the whole reversed sequence: h_n[1], not output[:, -1]
-        h_n = "{x}[1][0]" if rnn.kind == "LSTM" else "{x}[1]"
+        h_n = n.X[1][0] if rnn.kind == "LSTM" else n.X[1]
         if merge_mode == "concat":
-            exprs, shape = [f"torch.cat(tuple({h_n}), dim=-1)"], (2 * u,)
+            exprs, shape = [n.call("torch.cat", n.call("tuple", h_n), dim=-1)], (2 * u,)
         elif merge_mode is None:
-            exprs, shape = [f"{h_n}[0]", f"{h_n}[1]"], (u,)
+            exprs, shape = [h_n[0], h_n[1]], (u,)
         else:
-            exprs, shape = [f"{h_n}.{_REDUCE[merge_mode]}(0)"], (u,)
+            exprs, shape = [h_n.m(_REDUCE[merge_mode], 0)], (u,)
     infos = [TensorInfo(shape)] * len(exprs)
     if rnn.return_state:  # Keras: forward states, then backward states
         states = _states(rnn, 0) + _states(rnn, 1)
         exprs += states
         infos += [TensorInfo((u,))] * len(states)
     pick, outputs = _result(exprs, infos)
-    return Converted((Op("{m}({x})", module), pick), outputs, params, notes=rnn.notes)
+    return Converted((Op(n.call(n.M, n.X), module), pick), outputs, params, notes=rnn.notes)
 
 
 
-def _masked_bidirectional(ctx: Ctx, sub: dict[str, Ctx], rnn: _Rnn, features: int, mask: str,
+def _masked_bidirectional(ctx: Ctx, sub: dict[str, Ctx], rnn: _Rnn, features: int, mask: n.Expr,
                           merge_mode: str | None) -> Converted:
     """Bidirectional over masked steps: each direction its own module run by ``KerasMaskedRNN`` (torch's
     bidirectional module cannot skip steps), the backward one over the reversed sequence and mask and its
     sequences reversed back, as Keras does; with return_sequences the masked steps output zeros (Keras
     sets zero_output_for_mask on both directions)."""
-    zero = ", zero_masked=True" if rnn.return_sequences else ""
-    forward = Op(f"(KerasMaskedRNN.run({{m}}, {{x}}, {mask}{zero}), {{x}})", _module(rnn, features, False), "forward")
-    backward = Op(f"({{x}}[0], KerasMaskedRNN.run({{m}}, {{x}}[1].flip(1), {mask}.flip(1){zero}))",
+    zero = {"zero_masked": True} if rnn.return_sequences else {}
+    run = "KerasMaskedRNN.run"
+    forward = Op(n.Tuple((n.call(run, n.M, n.X, mask, **zero), n.X)), _module(rnn, features, False), "forward")
+    backward = Op(n.Tuple((n.X[0], n.call(run, n.M, n.X[1].m("flip", 1), mask.m("flip", 1), **zero))),
                   _module(rnn, features, False), "backward")
     params = tuple(dataclasses.replace(p, suffix=side) for side in ("forward", "backward")
                    for p in _params(sub[side], rnn, features))
     u, steps = rnn.units, ctx.x.shape[0]
     if rnn.return_sequences:
-        fw, bw, shape = "{x}[0][0]", "{x}[1][0].flip(1)", (steps, u)
+        fw, bw, shape = n.X[0][0], n.X[1][0].m("flip", 1), (steps, u)
     else:  # the last output of each run: the last unmasked step's
-        fw, bw, shape = "{x}[0][0][:, -1]", "{x}[1][0][:, -1]", (u,)
+        fw, bw, shape = n.X[0][0][:, -1], n.X[1][0][:, -1], (u,)
+    exprs: list[n.Expr]
     if merge_mode == "concat":
-        exprs, infos = [f"torch.cat(({fw}, {bw}), dim=-1)"], [TensorInfo((*shape[:-1], 2 * u))]
+        exprs, infos = [n.call("torch.cat", (fw, bw), dim=-1)], [TensorInfo((*shape[:-1], 2 * u))]
     elif merge_mode is None:
         exprs, infos = [fw, bw], [TensorInfo(shape)] * 2
     else:
-        exprs, infos = [f"torch.stack(({fw}, {bw})).{_REDUCE[merge_mode]}(0)"], [TensorInfo(shape)]
+        exprs, infos = [n.call("torch.stack", (fw, bw)).m(_REDUCE[merge_mode], 0)], [TensorInfo(shape)]
     if rnn.return_state:  # Keras: forward states, then backward states; a run's state is (layers, N, H)
-        for side in ("{x}[0][1]", "{x}[1][1]"):
-            states = [f"{side}[0][0]", f"{side}[1][0]"] if rnn.kind == "LSTM" else [f"{side}[0]"]
+        for side in (n.X[0][1], n.X[1][1]):
+            states = [side[0][0], side[1][0]] if rnn.kind == "LSTM" else [side[0]]
             exprs += states
             infos += [TensorInfo((u,))] * len(states)
     pick, outputs = _result(exprs, infos)

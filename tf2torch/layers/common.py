@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen import nodes as n
 from ..map import layouts
 from ..map.layouts import Layout
 from ..spec import Variable
@@ -109,7 +110,7 @@ def spatial(info: TensorInfo) -> tuple[int | None, ...]:
 
 
 def apply_module(module: Module, suffix: str = "") -> Op:
-    return Op("{m}({x})", module, suffix)
+    return Op(n.call(n.M, n.X), module, suffix)
 
 
 def _name_of(activation: Any) -> str | None:
@@ -144,7 +145,7 @@ def activation_ops(ctx: Ctx, activation: Any, info: TensorInfo, suffix: str = "a
         return (apply_module(Module("nn.GELU"), suffix),)
     if name == "hard_sigmoid":
         if ctx.keras_version == 2:  # Keras 2: clip(0.2 x + 0.5, 0, 1); Keras 3: relu6(x + 3) / 6
-            return (Op("torch.clamp(0.2 * {x} + 0.5, 0.0, 1.0)"),)
+            return (Op(n.call("torch.clamp", 0.2 * n.X + 0.5, 0.0, 1.0)),)
         return (apply_module(Module("nn.Hardsigmoid"), suffix),)
     if name == "leaky_relu":  # keras.activations.leaky_relu default negative_slope=0.2
         return (apply_module(Module("nn.LeakyReLU", (0.2,)), suffix),)
@@ -155,5 +156,5 @@ def activation_ops(ctx: Ctx, activation: Any, info: TensorInfo, suffix: str = "a
         cls = "nn.Softshrink" if name == "soft_shrink" else "nn.Hardshrink"
         return (apply_module(Module(cls, (0.5,)), suffix),)
     if name == "exponential":
-        return (Op("torch.exp({x})"),)
+        return (Op(n.call("torch.exp", n.X)),)
     raise ctx.unsupported(f"activation {activation!r} is not supported")

@@ -3,6 +3,7 @@ torch's ``nn.ConvNd``; the gates i, f, c, o stay in Keras's order along the outp
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import _name_of, bind, cfg_bool, cfg_int, cfg_ints, cfg_str, param
 from .registry import converter
@@ -52,12 +53,13 @@ def conv_lstm(ctx: Ctx) -> Converted:
         ("activation", _activation(ctx, "activation", "tanh")),
         ("recurrent_activation", _activation(ctx, "recurrent_activation", "sigmoid")),
         *((("use_bias", False),) if not use_bias else ())))
-    call = "{m}({x}, go_backwards=True)" if cfg_bool(ctx, "go_backwards", False) else "{m}({x})"
+    call = n.call(n.M, n.X, go_backwards=True) if cfg_bool(ctx, "go_backwards", False) else n.call(n.M, n.X)
     steps = ctx.x.shape[0]
-    exprs = ["{x}[0]"] if cfg_bool(ctx, "return_sequences", False) else ["{x}[1]"]
-    infos = [TensorInfo((steps, *spatial, filters))] if exprs == ["{x}[0]"] else [TensorInfo((*spatial, filters))]
+    sequences = cfg_bool(ctx, "return_sequences", False)
+    exprs = [n.X[0] if sequences else n.X[1]]
+    infos = [TensorInfo((steps, *spatial, filters))] if sequences else [TensorInfo((*spatial, filters))]
     if cfg_bool(ctx, "return_state", False):  # Keras: output, then h, then c
-        exprs += ["{x}[1]", "{x}[2]"]
+        exprs += [n.X[1], n.X[2]]
         infos += [TensorInfo((*spatial, filters))] * 2
-    pick = Op(exprs[0] if len(exprs) == 1 else f"({', '.join(exprs)})")
+    pick = Op(exprs[0] if len(exprs) == 1 else n.Tuple(tuple(exprs)))
     return Converted((Op(call, module), pick), tuple(infos), tuple(params), helpers=("KerasConvLSTM",))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import activation_ops, apply_module, bind, cfg_bool, cfg_int, param
@@ -39,5 +40,5 @@ def embedding(ctx: Ctx) -> Converted:
     # mask_zero: the mask (ids != 0) is made by the graph walker and read by the layers after it (masks.py)
     notes = ()
     out = TensorInfo((*ctx.x.shape, dim), "keras")
-    op = Op("{m}({x}.long())", Module("nn.Embedding", (vocab, dim)))  # Keras casts indices; torch needs int64
+    op = Op(n.call(n.M, n.X.m("long")), Module("nn.Embedding", (vocab, dim)))  # Keras casts indices; torch needs int64
     return Converted((op,), (out,), (param("", "weight", w["embeddings"]),), notes=notes)

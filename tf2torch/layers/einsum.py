@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
 from .common import activation_ops, apply_module
@@ -61,10 +62,9 @@ def dot(ctx: Ctx) -> Converted:
     ax, bx = (p % info.rank for p, info in zip(pair, (a, b)))
     if 0 in (ax, bx) or a.shape[ax - 1] != b.shape[bx - 1]:
         raise ctx.unsupported(f"axes {pair} of shapes {list(a.shape)} and {list(b.shape)}")
-    x, y = "{0}", "{1}"
+    x, y = n.arg(0), n.arg(1)
     if ctx.config.get("normalize"):
-        x = f"({x} * torch.rsqrt(torch.clamp(({x} ** 2).sum(dim={ax}, keepdim=True), min=1e-12)))"
-        y = f"({y} * torch.rsqrt(torch.clamp(({y} ** 2).sum(dim={bx}, keepdim=True), min=1e-12)))"
+        x, y = _l2_normalized(x, ax), _l2_normalized(y, bx)
     letters = "bcdefghijklmnopq"
     sa = ["a", *letters[:a.rank - 1]]
     sb = ["a", *letters[a.rank - 1:a.rank - 1 + b.rank - 1]]
@@ -72,8 +72,13 @@ def dot(ctx: Ctx) -> Converted:
     rest = [c for i, c in enumerate(sa) if i not in (0, ax)] + [c for i, c in enumerate(sb) if i not in (0, bx)]
     equation = f"{''.join(sa)},{''.join(sb)}->a{''.join(rest)}"
     shape = tuple(s for i, s in enumerate(a.shape) if i != ax - 1) + tuple(s for i, s in enumerate(b.shape) if i != bx - 1)
-    expr = f"torch.einsum({equation!r}, {x}, {y})"
+    expr = n.call("torch.einsum", equation, x, y)
     if not shape:  # two vectors: Keras keeps a (batch, 1) result
-        return Converted((Op(f"{expr}.unsqueeze(1)"),), (TensorInfo((1,), "keras"),))
+        return Converted((Op(expr.m("unsqueeze", 1)),), (TensorInfo((1,), "keras"),))
     return Converted((Op(expr),), (TensorInfo(shape, "keras"),))
+
+
+def _l2_normalized(x: n.Expr, dim: int) -> n.Expr:
+    """``x * rsqrt(max(sum(x ** 2), 1e-12))`` over ``dim``, as Keras's Dot(normalize=True) computes it."""
+    return x * n.call("torch.rsqrt", n.call("torch.clamp", (x ** 2).m("sum", dim=dim, keepdim=True), min=1e-12))
 

@@ -8,6 +8,7 @@ ratio, antialiasing and other interpolations are refused.
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import cfg_int, channels_last, spatial
 from .registry import converter
@@ -23,10 +24,10 @@ def resizing(ctx: Ctx) -> Converted:
     for key in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "antialias"):
         if ctx.config.get(key):
             raise ctx.unsupported(f"{key}=True is not converted")
-    torch_mode = {"bilinear": "'bilinear', align_corners=False", "nearest": "'nearest-exact'"}.get(mode)
+    torch_mode = {"bilinear": {"mode": "bilinear", "align_corners": False}, "nearest": {"mode": "nearest-exact"}}.get(mode)
     if torch_mode is None:
         raise ctx.unsupported(f"interpolation {mode!r} (bilinear and nearest are converted)")
-    op = Op(f"F.interpolate({{x}}, size=({height}, {width}), mode={torch_mode})")
+    op = Op(n.call("F.interpolate", n.X, size=(height, width), **torch_mode))
     return Converted((op,), (TensorInfo((height, width, ctx.x.shape[-1]), "cf"),))
 
 
@@ -39,5 +40,5 @@ def center_crop(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"center-cropping {h}x{w} to {height}x{width}: the input must be at least as large "
                               "(a smaller input is resized by Keras, which is not converted)")
     top, left = (h - height) // 2, (w - width) // 2
-    op = Op(f"{{x}}[:, :, {top}:{top + height}, {left}:{left + width}]")
+    op = Op(n.X[:, :, top:top + height, left:left + width])
     return Converted((op,), (TensorInfo((height, width, ctx.x.shape[-1]), "cf"),))

@@ -150,12 +150,12 @@ def ends_here(readers: Readers, layer: Any, index: int, keras_version: int) -> b
     return True
 
 
-def call_mask(ctx: Any) -> str:
-    """The mask a layer call uses, as a template piece: Keras 3's recorded ``mask=`` tensor (the input
-    after the positional ones), or the mask Keras 2 computes implicitly (a local); "" without one."""
+def call_mask(ctx: Any) -> n.Expr | None:
+    """The mask a layer call uses, as a node: Keras 3's recorded ``mask=`` tensor (the hole of the input
+    after the positional ones), or the mask Keras 2 computes implicitly (a local); None without one."""
     if isinstance(ctx.call.kwargs.get("mask"), TensorRef):
-        return f"{{{len(ctx.inputs) - 1}}}"
-    return ctx.x.mask
+        return n.arg(len(ctx.inputs) - 1)
+    return n.Name(ctx.x.mask) if ctx.x.mask else None
 
 
 def at_call(readers: Readers, layer: Any, index: int, arg_masks: list[str], keras_version: int) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import operator
+
+from ..codegen import nodes as n
 from ..readers.keras_calls import ARGS_KWARG
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import torch_axis
@@ -15,7 +19,7 @@ def _is_op(ctx: Ctx) -> bool:
     return "trainable" not in ctx.config or ARGS_KWARG in ctx.call.kwargs
 
 
-def _operands(ctx: Ctx) -> list[str]:
+def _operands(ctx: Ctx) -> list[n.Expr]:
     if _is_op(ctx):  # the op's positional operands (numbers allowed, keyword operands refused)
         return operands(ctx)
     if len(ctx.inputs) < 2 and ctx.layer.class_name != "Subtract":
@@ -26,9 +30,9 @@ def _operands(ctx: Ctx) -> list[str]:
         # Keras merges expand a lower-rank input right after the batch axis ((N, C) -> (N, 1, 1, C)),
         # not on the left as torch broadcasting would ((1, 1, N, C)): insert the axes explicitly, after
         # the channels when the tensor is channels-first ((N, C) -> (N, C, 1, 1)).
-        new_axes = ", None" * (top - info.rank)
-        keep = ":, :" if ctx.inputs[0].layout == "cf" and top > 2 else ":"
-        out.append(f"{{{i}}}[{keep}{new_axes}]" if new_axes else f"{{{i}}}")
+        new_axes = (None,) * (top - info.rank)
+        keep = (slice(None),) * (2 if ctx.inputs[0].layout == "cf" and top > 2 else 1)
+        out.append(n.arg(i)[(*keep, *new_axes)] if new_axes else n.arg(i))
     return out
 
 
@@ -41,7 +45,7 @@ def _broadcast(ctx: Ctx) -> TensorInfo:
 
 @converter("Add", wants="same")
 def add(ctx: Ctx) -> Converted:
-    return Converted((Op(" + ".join(_operands(ctx))),), (_broadcast(ctx),))
+    return Converted((Op(functools.reduce(operator.add, _operands(ctx))),), (_broadcast(ctx),))
 
 
 @converter("Subtract", wants="same")
@@ -49,12 +53,12 @@ def subtract(ctx: Ctx) -> Converted:
     ops = _operands(ctx)
     if len(ops) != 2:
         raise ctx.unsupported(f"Subtract takes exactly 2 inputs, found {len(ops)}")
-    return Converted((Op(f"{ops[0]} - {ops[1]}"),), (_broadcast(ctx),))
+    return Converted((Op(ops[0] - ops[1]),), (_broadcast(ctx),))
 
 
 @converter("Multiply", wants="same")
 def multiply(ctx: Ctx) -> Converted:
-    return Converted((Op(" * ".join(_operands(ctx))),), (_broadcast(ctx),))
+    return Converted((Op(functools.reduce(operator.mul, _operands(ctx))),), (_broadcast(ctx),))
 
 
 @converter("Average", wants="same")
@@ -63,7 +67,7 @@ def average(ctx: Ctx) -> Converted:
         raise ctx.unsupported("keras.ops.average (a reduction, saved in .h5 under the merge layer's name)",
                               "save the model as .keras, or use keras.layers.Average")
     ops = _operands(ctx)
-    return Converted((Op(f"({' + '.join(ops)}) / {len(ops)}"),), (_broadcast(ctx),))
+    return Converted((Op(functools.reduce(operator.add, ops) / len(ops)),), (_broadcast(ctx),))
 
 
 @converter("Maximum", "Minimum", wants="same")
@@ -71,11 +75,11 @@ def extremum(ctx: Ctx) -> Converted:
     fn = "torch.maximum" if ctx.layer.class_name == "Maximum" else "torch.minimum"
     ops = _operands(ctx)
     if len(ctx.inputs) == 1 and len(ops) == 2:  # an op with a number (Keras 3 .h5, see _operands)
-        bound = ops[1] if ops[0] == "{0}" else ops[0]
-        return Converted((Op(f"{{0}}.clamp({'min' if fn == 'torch.maximum' else 'max'}={bound})"),), (ctx.x,))
+        bound = ops[1] if ops[0] == n.arg(0) else ops[0]
+        return Converted((Op(n.arg(0).m("clamp", **{"min" if fn == "torch.maximum" else "max": bound})),), (ctx.x,))
     expr = ops[0]
     for op in ops[1:]:
-        expr = f"{fn}({expr}, {op})"
+        expr = n.call(fn, expr, op)
     return Converted((Op(expr),), (_broadcast(ctx),))
 
 
@@ -91,5 +95,5 @@ def concatenate(ctx: Ctx) -> Converted:
     sizes = [i.shape[a - 1] for i in ctx.inputs]
     total = None if any(s is None for s in sizes) else sum(sizes)  # type: ignore[arg-type]
     shape = tuple(total if k == a - 1 else s for k, s in enumerate(first.shape))
-    expr = f"torch.cat([{', '.join(_operands(ctx))}], dim={torch_axis(axis, first)})"
+    expr = n.call("torch.cat", _operands(ctx), dim=torch_axis(axis, first))
     return Converted((Op(expr),), (TensorInfo(shape, first.layout),))

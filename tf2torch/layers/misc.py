@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Module, Op
 from .common import apply_module, cfg_float
 from .registry import converter
@@ -16,7 +17,7 @@ def dropout(ctx: Ctx) -> Converted:
 
 @converter("Identity", "GaussianNoise", "ActivityRegularization", wants="any")
 def identity(ctx: Ctx) -> Converted:
-    return Converted((Op("{x}"),), (ctx.x,))
+    return Converted((Op(n.X),), (ctx.x,))
 
 
 @converter("Masking", wants="keras")
@@ -26,8 +27,8 @@ def masking(ctx: Ctx) -> Converted:
     value = ctx.config.get("mask_value", 0.0)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ctx.unsupported(f"mask_value {value!r}: only a number is supported")
-    keep = f"({{x}} != {float(value)!r}).any(dim=-1, keepdim=True)"
-    return Converted((Op(f"{{x}} * {keep}.to({{x}}.dtype)"),), (ctx.x,))
+    keep = n.compare(n.X, "!=", float(value)).m("any", dim=-1, keepdim=True)
+    return Converted((Op(n.X * keep.m("to", n.Attr(n.X, "dtype"))),), (ctx.x,))
 
 
 # keras.layers' random augmentation layers: each returns its input unchanged unless called with
@@ -44,5 +45,5 @@ AUGMENTATION = (
 
 @converter(*AUGMENTATION, wants="any")
 def augmentation(ctx: Ctx) -> Converted:
-    return Converted((Op("{x}"),), (ctx.x,),
+    return Converted((Op(n.X),), (ctx.x,),
                      notes=(f"{ctx.layer.class_name}: random augmentation, the identity at inference",))

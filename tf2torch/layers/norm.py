@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param
 from .common import apply_module, bind, cfg_bool, cfg_float, param, torch_axis
@@ -102,9 +103,9 @@ def _per_channel(ctx: Ctx, key: str, default: float) -> np.ndarray:
 def rescaling(ctx: Ctx) -> Converted:
     scale, offset = ctx.config.get("scale", 1.0), ctx.config.get("offset", 0.0)
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (scale, offset)):
-        expr = "{x}" if scale == 1 else f"{{x}} * {float(scale)!r}"
+        expr = n.X if scale == 1 else n.X * float(scale)
         if offset:
-            expr += f" {'-' if offset < 0 else '+'} {abs(float(offset))!r}"
+            expr = expr - abs(float(offset)) if offset < 0 else expr + abs(float(offset))
         return Converted((Op(expr),), (ctx.x,))
     # Per-channel lists (EfficientNet with ImageNet weights: scale=[1/sqrt(std), ...]) broadcast along
     # Keras's last axis, i.e. the channels: buffers viewed along the channel dim of our layout.
@@ -174,4 +175,4 @@ def unit_norm(ctx: Ctx) -> Converted:
     dims = tuple(a for a in axes)
     if len(dims) != 1:
         raise ctx.unsupported(f"UnitNormalization over several axes {axes}")
-    return Converted((Op(f"F.normalize({{x}}, p=2.0, dim={dims[0]}, eps=1e-12)"),), (ctx.x,))
+    return Converted((Op(n.call("F.normalize", n.X, p=2.0, dim=dims[0], eps=1e-12)),), (ctx.x,))

@@ -11,8 +11,11 @@ numbers only; anything else (lists, arrays, keyword operands) is refused with th
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
+from ..codegen import nodes as n
 from ..readers.keras_calls import ARGS_KWARG
 from ..spec import TensorRef
 from .base import Converted, Ctx, Module, Op, TensorInfo
@@ -22,7 +25,7 @@ from .registry import converter
 NUMPY, NN = "keras.src.ops.numpy>", "keras.src.ops.nn>"
 
 
-def _number(ctx: Ctx, value: Any) -> str:
+def _number(ctx: Ctx, value: Any) -> int | float:
     if isinstance(value, dict) and value.get("class_name") == "__tensor__" and isinstance(value.get("config"), dict) \
             and value["config"].get("dtype") in ("float32", "float64", "int32", "int64"):
         value = value["config"].get("value")  # a scalar constant Keras 3 saved as a tensor (x * ops.sqrt(d))
@@ -30,12 +33,11 @@ def _number(ctx: Ctx, value: Any) -> str:
         shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         raise ctx.unsupported(f"constant operand {shown}: only numbers are supported",
                               "make the constant a scalar, or a layer's weight")
-    text = repr(value)
-    return f"({text})" if value < 0 else text
+    return value
 
 
-def operands(ctx: Ctx) -> list[str]:
-    """The call's positional operands as template pieces: ``{i}`` for input ``i``, literals for numbers.
+def operands(ctx: Ctx) -> list[n.Expr]:
+    """The call's positional operands as nodes: the hole ``arg(i)`` for input ``i``, literals for numbers.
 
     A call whose positional arguments hold constants keeps them (tensors as ``TensorRef``) under
     ``ARGS_KWARG``; the tensors among them are ``ctx.inputs`` in the same order.
@@ -45,14 +47,14 @@ def operands(ctx: Ctx) -> list[str]:
         raise ctx.unsupported(f"keyword operands {sorted(kwargs)}: only positional operands are supported")
     args = ctx.call.kwargs.get(ARGS_KWARG)
     if args is None:
-        return [f"{{{i}}}" for i in range(len(ctx.inputs))]
-    out, n = [], 0
+        return [n.arg(i) for i in range(len(ctx.inputs))]
+    out, k = [], 0
     for arg in args:
         if isinstance(arg, TensorRef):
-            out.append(f"{{{n}}}")
-            n += 1
+            out.append(n.arg(k))
+            k += 1
         else:
-            out.append(_number(ctx, arg))
+            out.append(n.lit(_number(ctx, arg)))
     return out
 
 
@@ -66,9 +68,12 @@ def broadcast(ctx: Ctx) -> TensorInfo:
     return max(ctx.inputs, key=lambda i: (i.rank, sum(s is not None and s != 1 for s in i.shape)))
 
 
-_BINARY = {"Add": "{0} + {1}", "Subtract": "{0} - {1}", "Multiply": "{0} * {1}", "TrueDivide": "{0} / {1}",
-           "Divide": "{0} / {1}", "Power": "{0} ** {1}", "Maximum": "torch.maximum({0}, {1})",
-           "Minimum": "torch.minimum({0}, {1})", "NotEqual": "{0} != {1}", "Equal": "{0} == {1}"}
+Binary = Callable[[Any, Any], n.Expr]  # two operands (nodes or numbers) -> the op's node
+_BINARY: dict[str, Binary] = {
+    "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "TrueDivide": operator.truediv,
+    "Divide": operator.truediv, "Power": operator.pow, "Maximum": lambda a, b: n.call("torch.maximum", a, b),
+    "Minimum": lambda a, b: n.call("torch.minimum", a, b), "NotEqual": lambda a, b: n.compare(a, "!=", b),
+    "Equal": lambda a, b: n.compare(a, "==", b)}
 
 
 # Ops no Keras layer shares a name with: a Keras 3 .h5 (which drops an op's module) saves them under the
@@ -91,16 +96,16 @@ def binary(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"expected 2 operands with at least one tensor, found {len(ops)}")
     name = ctx.layer.class_name.split(">", 1)[-1]
     if name in ("Maximum", "Minimum") and len(ctx.inputs) == 1:
-        fn = "clamp(min=" if name == "Maximum" else "clamp(max="
-        constant = ops[1] if ops[0] == "{0}" else ops[0]
-        return Converted((Op(f"{{0}}.{fn}{constant})"),), (ctx.x,))
-    return Converted((Op(_BINARY[name].format(*ops)),), (broadcast(ctx),))
+        bound = "min" if name == "Maximum" else "max"
+        constant = ops[1] if ops[0] == n.arg(0) else ops[0]
+        return Converted((Op(n.arg(0).m("clamp", **{bound: constant})),), (ctx.x,))
+    return Converted((Op(_BINARY[name](*ops)),), (broadcast(ctx),))
 
 
 _UNARY = {
-    NUMPY + "Negative": "-{x}", NUMPY + "Absolute": "torch.abs({x})", NUMPY + "Abs": "torch.abs({x})",
-    NUMPY + "Exp": "torch.exp({x})", NUMPY + "Sqrt": "torch.sqrt({x})", NUMPY + "Square": "torch.square({x})",
-    NUMPY + "Tanh": "torch.tanh({x})",
+    NUMPY + "Negative": -n.X, NUMPY + "Absolute": n.call("torch.abs", n.X), NUMPY + "Abs": n.call("torch.abs", n.X),
+    NUMPY + "Exp": n.call("torch.exp", n.X), NUMPY + "Sqrt": n.call("torch.sqrt", n.X),
+    NUMPY + "Square": n.call("torch.square", n.X), NUMPY + "Tanh": n.call("torch.tanh", n.X),
 }
 _UNARY_MODULES = {
     NN + "Relu": "nn.ReLU", NN + "Relu6": "nn.ReLU6", NN + "Sigmoid": "nn.Sigmoid", NN + "Silu": "nn.SiLU",
@@ -137,18 +142,20 @@ def softmax(ctx: Ctx) -> Converted:
     return Converted((apply_module(Module(cls, (), (("dim", torch_axis(axis, ctx.x)),))),), (ctx.x,))
 
 
-# Keras 2 TFOpLambda: the TF symbol (config "function") -> an elementwise template over x and y.
-_TF_BINARY = {
-    "__operators__.add": "{0} + {1}", "math.add": "{0} + {1}", "math.subtract": "{0} - {1}",
-    "__operators__.sub": "{0} - {1}", "math.multiply": "{0} * {1}", "math.truediv": "{0} / {1}",
-    "math.divide": "{0} / {1}", "math.pow": "{0} ** {1}", "math.maximum": "torch.maximum({0}, {1})",
-    "math.minimum": "torch.minimum({0}, {1})",
+# Keras 2 TFOpLambda: the TF symbol (config "function") -> an elementwise op over x and y.
+_TF_BINARY: dict[str, Binary] = {
+    "__operators__.add": operator.add, "math.add": operator.add, "math.subtract": operator.sub,
+    "__operators__.sub": operator.sub, "math.multiply": operator.mul, "math.truediv": operator.truediv,
+    "math.divide": operator.truediv, "math.pow": operator.pow,
+    "math.maximum": _BINARY["Maximum"], "math.minimum": _BINARY["Minimum"],
 }
+_X0 = n.arg(0)
 _TF_UNARY = {
-    "nn.relu": "torch.relu({0})", "nn.relu6": "torch.clamp({0}, 0.0, 6.0)", "math.sigmoid": "torch.sigmoid({0})",
-    "nn.silu": "F.silu({0})", "nn.swish": "F.silu({0})", "math.tanh": "torch.tanh({0})",
-    "math.exp": "torch.exp({0})", "math.sqrt": "torch.sqrt({0})", "math.square": "torch.square({0})",
-    "math.negative": "-{0}", "math.abs": "torch.abs({0})",
+    "nn.relu": n.call("torch.relu", _X0), "nn.relu6": n.call("torch.clamp", _X0, 0.0, 6.0),
+    "math.sigmoid": n.call("torch.sigmoid", _X0), "nn.silu": n.call("F.silu", _X0), "nn.swish": n.call("F.silu", _X0),
+    "math.tanh": n.call("torch.tanh", _X0), "math.exp": n.call("torch.exp", _X0),
+    "math.sqrt": n.call("torch.sqrt", _X0), "math.square": n.call("torch.square", _X0),
+    "math.negative": -_X0, "math.abs": n.call("torch.abs", _X0),
 }
 
 
@@ -162,14 +169,14 @@ def tf_op_lambda(ctx: Ctx) -> Converted:
                               f"(supported: {', '.join(sorted([*_TF_BINARY, *_TF_UNARY]))})")
     y = ctx.call.kwargs.get("y")  # Keras 2 records the second operand as the keyword "y"
     if len(ctx.inputs) == 2:  # a tensor y: the reader lists keyword tensors after the positional one
-        return Converted((Op(_TF_BINARY[function]),), (broadcast(ctx),))
+        return Converted((Op(_TF_BINARY[function](n.arg(0), n.arg(1))),), (broadcast(ctx),))
     if len(ctx.inputs) != 1:
         raise ctx.unsupported(f"expected one or two tensor operands, found {len(ctx.inputs)}")
     constant = _number(ctx, y)
     if function in ("math.maximum", "math.minimum"):  # torch.maximum takes tensors only
         bound = "min" if function == "math.maximum" else "max"
-        return Converted((Op(f"{{0}}.clamp({bound}={constant})"),), (ctx.x,))
-    return Converted((Op(_TF_BINARY[function].format("{0}", constant)),), (ctx.x,))
+        return Converted((Op(_X0.m("clamp", **{bound: constant})),), (ctx.x,))
+    return Converted((Op(_TF_BINARY[function](_X0, constant)),), (ctx.x,))
 
 
 @converter(NUMPY + "Any", NUMPY + "All", "Any", "All", wants="keras")
@@ -184,4 +191,4 @@ def any_all(ctx: Ctx) -> Converted:
     fn = "any" if ctx.layer.class_name.endswith("Any") else "all"
     shape = tuple(1 if i + 1 == a else s for i, s in enumerate(ctx.x.shape)) if keep else \
         tuple(s for i, s in enumerate(ctx.x.shape) if i + 1 != a)
-    return Converted((Op(f"{{x}}.{fn}(dim={a}, keepdim={keep!r})"),), (TensorInfo(shape, "keras"),))
+    return Converted((Op(n.X.m(fn, dim=a, keepdim=keep)),), (TensorInfo(shape, "keras"),))

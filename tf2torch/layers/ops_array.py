@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen import nodes as n
 from ..readers.keras_calls import ARGS_KWARG
 from ..spec import TensorRef
 from .base import Converted, Ctx, Op, TensorInfo
@@ -40,12 +41,6 @@ def _items(ctx: Ctx, index: Any) -> list[Any]:
     return out
 
 
-def _text(item: Any) -> str:
-    if isinstance(item, slice):
-        return ":".join("" if v is None else str(v) for v in (item.start, item.stop, item.step)).rstrip(":") or ":"
-    return repr(item)
-
-
 @converter("keras.src.ops.numpy>GetItem", wants="keras")
 def get_item(ctx: Ctx) -> Converted:
     args = ctx.call.kwargs.get(ARGS_KWARG)
@@ -73,11 +68,7 @@ def get_item(ctx: Ctx) -> Converted:
         elif size is not None and not -size <= item < size:
             raise ctx.unsupported(f"index {item} out of range for an axis of size {size}")
     shape += sizes[axis:]
-    return Converted((Op(f"{{x}}[{', '.join(_text(i) for i in items)}]"),), (TensorInfo(tuple(shape[1:])),))
-
-
-def _float_literal(value: float) -> str:
-    return f"float({str(value)!r})" if value != value or value in (float("inf"), float("-inf")) else repr(value)
+    return Converted((Op(n.X[tuple(items) if len(items) > 1 else items[0]]),), (TensorInfo(tuple(shape[1:])),))
 
 
 @converter("keras.src.ops.numpy>Pad", wants="any")
@@ -102,5 +93,5 @@ def pad(ctx: Ctx) -> Converted:
     # F.pad's pairs start at the last dim and go backwards, down to the first padded one
     flat = [v for d in range(ctx.x.rank - 1, min(padded, default=ctx.x.rank) - 1, -1) for v in by_dim[d]]
     shape = tuple(None if s is None else s + sum(w) for s, w in zip(ctx.x.shape, widths[1:]))
-    return Converted((Op(f"F.pad({{x}}, {flat!r}, value={_float_literal(float(value))})"),),
+    return Converted((Op(n.call("F.pad", n.X, flat, value=float(value))),),  # inf / nan: float('-inf')
                      (TensorInfo(shape, ctx.x.layout),))

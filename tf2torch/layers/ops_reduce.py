@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Op, TensorInfo
 from .ops import NUMPY, operands
 from .registry import converter
@@ -41,4 +42,4 @@ def reduce(ctx: Ctx) -> Converted:
     axes = _axes(ctx, ctx.config.get("axis"))
     fn = _REDUCE[ctx.layer.class_name[len(NUMPY):]]
     shape = tuple(1 if i + 1 in axes else s for i, s in enumerate(ctx.x.shape) if keep or i + 1 not in axes)
-    return Converted((Op(f"{{x}}.{fn}(dim={tuple(axes)!r}, keepdim={keep!r})"),), (TensorInfo(shape, "keras"),))
+    return Converted((Op(n.X.m(fn, dim=tuple(axes), keepdim=keep)),), (TensorInfo(shape, "keras"),))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen import nodes as n
 from ..readers.keras_calls import ARGS_KWARG
 from ..spec import TensorRef
 from .base import Converted, Ctx, Op, TensorInfo
@@ -59,4 +60,4 @@ def split(ctx: Ctx) -> Converted:
     outs = tuple(TensorInfo(tuple(s if i == axis - 1 else d for i, d in enumerate(ctx.x.shape)), ctx.x.layout)
                  for s in sizes)
     dim = torch_axis(axis, ctx.x)
-    return Converted((Op(f"torch.split({{x}}, {sizes!r}, dim={dim})"),), outs)
+    return Converted((Op(n.call("torch.split", n.X, sizes, dim=dim)),), outs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..codegen import nodes as n
 from . import masks
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import apply_module, cfg_bool, cfg_ints, cfg_str, channels_last, spatial
@@ -13,11 +14,11 @@ def _ndim(ctx: Ctx) -> int:
     return int(ctx.layer.class_name[-2])  # "MaxPooling2D" -> 2
 
 
-def _window(ctx: Ctx, n: int) -> tuple[tuple[int, ...], tuple[int, ...], str]:
+def _window(ctx: Ctx, nd: int) -> tuple[tuple[int, ...], tuple[int, ...], str]:
     channels_last(ctx)
-    kernel = cfg_ints(ctx, "pool_size", n)
+    kernel = cfg_ints(ctx, "pool_size", nd)
     strides = ctx.config.get("strides")
-    strides_t = kernel if strides is None else cfg_ints(ctx, "strides", n)  # Keras: strides=None means pool_size
+    strides_t = kernel if strides is None else cfg_ints(ctx, "strides", nd)  # Keras: strides=None means pool_size
     return kernel, strides_t, cfg_str(ctx, "padding", "valid", ("valid", "same"))
 
 
@@ -28,8 +29,8 @@ def _out(ctx: Ctx, kernel, strides, mode) -> TensorInfo:
 
 @converter("MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D", "MaxPool2D", "MaxPool3D", wants="cf")
 def max_pool(ctx: Ctx) -> Converted:
-    n = _ndim(ctx)
-    kernel, strides, mode = _window(ctx, n)
+    nd = _ndim(ctx)
+    kernel, strides, mode = _window(ctx, nd)
     plan = pool_ops(ctx, kernel, strides, mode, "max")
     return Converted(plan.ops, (_out(ctx, kernel, strides, mode),), notes=plan.notes, helpers=plan.helpers,
                      sized=plan.sized)
@@ -38,8 +39,8 @@ def max_pool(ctx: Ctx) -> Converted:
 @converter("AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
            wants="cf")
 def avg_pool(ctx: Ctx) -> Converted:
-    n = _ndim(ctx)
-    kernel, strides, mode = _window(ctx, n)
+    nd = _ndim(ctx)
+    kernel, strides, mode = _window(ctx, nd)
     plan = pool_ops(ctx, kernel, strides, mode, "avg")
     return Converted(plan.ops, (_out(ctx, kernel, strides, mode),), notes=plan.notes, helpers=plan.helpers,
                      sized=plan.sized)
@@ -51,22 +52,22 @@ def avg_pool(ctx: Ctx) -> Converted:
            "GlobalMaxPool3D", wants="cf")
 def global_pool(ctx: Ctx) -> Converted:
     channels_last(ctx)
-    n = len(ctx.x.shape) - 1
+    nd = len(ctx.x.shape) - 1
     keepdims = cfg_bool(ctx, "keepdims", False)
-    dims = tuple(range(2, 2 + n))
+    dims = tuple(range(2, 2 + nd))
     reduce = "mean" if "Average" in ctx.layer.class_name or "Avg" in ctx.layer.class_name else "amax"
-    expr = f"{{x}}.{reduce}(dim={dims!r}, keepdim={keepdims!r})"
+    expr = n.X.m(reduce, dim=dims, keepdim=keepdims)
     mask = masks.call_mask(ctx)
-    if mask and ctx.layer.class_name not in ("GlobalAveragePooling1D", "GlobalAvgPool1D"):
+    if mask is not None and ctx.layer.class_name not in ("GlobalAveragePooling1D", "GlobalAvgPool1D"):
         raise ctx.unsupported("a Keras mask (masked pooling is converted for GlobalAveragePooling1D only)")
-    if mask:  # the mean over the unmasked steps (all masked: 0 / 0, as in Keras)
-        keep = f"{mask}.unsqueeze(1)"  # (N, 1, T) against the channels-first (N, C, T)
+    if mask is not None:  # the mean over the unmasked steps (all masked: 0 / 0, as in Keras)
+        keep = mask.m("unsqueeze", 1)  # (N, 1, T) against the channels-first (N, C, T)
+        as_x = keep.m("to", n.Attr(n.X, "dtype"))
         # Keras 3 zeroes the masked steps with where(); tf_keras multiplies by the mask
-        kept = f"torch.where({keep}, {{x}}, 0.0)" if ctx.keras_version == 3 else f"({{x}} * {keep}.to({{x}}.dtype))"
-        expr = (f"{kept}.sum(dim=2, keepdim={keepdims!r}) / "
-                f"{keep}.to({{x}}.dtype).sum(dim=2, keepdim={keepdims!r})")
+        kept = n.call("torch.where", keep, n.X, 0.0) if ctx.keras_version == 3 else n.X * as_x
+        expr = kept.m("sum", dim=2, keepdim=keepdims) / as_x.m("sum", dim=2, keepdim=keepdims)
     channels = ctx.x.shape[-1]
-    out = TensorInfo(((1,) * n + (channels,)) if keepdims else (channels,), "cf" if keepdims else "keras")
+    out = TensorInfo(((1,) * nd + (channels,)) if keepdims else (channels,), "cf" if keepdims else "keras")
     return Converted((Op(expr),), (out,))
 
 
@@ -76,11 +77,11 @@ def adaptive_pool(ctx: Ctx) -> Converted:
     """Keras 3's adaptive pools: the bins torch's adaptive pools use (start floor(i * in / out), end
     ceil((i + 1) * in / out)), checked against Keras in the tests."""
     channels_last(ctx)
-    n = int(ctx.layer.class_name[-2])
+    nd = int(ctx.layer.class_name[-2])
     size = ctx.config.get("output_size")
-    sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * n
-    if len(sizes) != n or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes):
-        raise ctx.unsupported(f"config 'output_size' should be {n} positive integers, found {size!r}")
+    sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * nd
+    if len(sizes) != nd or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes):
+        raise ctx.unsupported(f"config 'output_size' should be {nd} positive integers, found {size!r}")
     kind = "Avg" if "Average" in ctx.layer.class_name else "Max"
-    module = Module(f"nn.Adaptive{kind}Pool{n}d", (sizes,))
+    module = Module(f"nn.Adaptive{kind}Pool{nd}d", (sizes,))
     return Converted((apply_module(module),), (TensorInfo((*sizes, ctx.x.shape[-1]), "cf"),))

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, Shape, TensorInfo
 from .common import cfg_bool, cfg_int, cfg_str
@@ -71,7 +72,7 @@ def encode(ctx: Ctx, mode: str, depth: int, shape: Shape, sample_axis_ok: bool,
                               "reducing axis 1")
     else:
         out = (*shape[1:], depth)
-    op = Op("{m}({x})", Module(ENCODER, (depth, mode), (("squeeze", True),) if squeeze else ()), suffix)
+    op = Op(n.call(n.M, n.X), Module(ENCODER, (depth, mode), (("squeeze", True),) if squeeze else ()), suffix)
     return op, TensorInfo(out, "keras")
 
 
@@ -107,7 +108,7 @@ def discretization(ctx: Ctx) -> Converted:
         out_dtype = policy(ctx) or "int64"
         if out_dtype not in ("int32", "int64"):
             raise ctx.unsupported(f"dtype {out_dtype!r} for output_mode='int' (int32 and int64 are converted)")
-    bucket = Op("{m}({x})", Module("KerasDiscretization", (len(bounds), out_dtype)))
+    bucket = Op(n.call(n.M, n.X), Module("KerasDiscretization", (len(bounds), out_dtype)))
     params = (Param("", "bin_boundaries", layouts.IDENTITY, const=bounds),)
     helpers: tuple[str, ...] = ("KerasDiscretization",)
     if mode == "int":

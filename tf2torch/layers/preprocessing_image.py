@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import channels_last, torch_axis
 from .preprocessing import float32_policy
@@ -35,5 +36,5 @@ def auto_contrast(ctx: Ctx) -> Converted:
     if rescale and not (np.isfinite(span) and span > 0):
         raise ctx.unsupported(f"value_range {value!r}: an empty or infinite range")
     dims = (torch_axis(1, ctx.x), torch_axis(2, ctx.x))
-    op = Op("{m}({x})", Module("KerasAutoContrast", (float(f_low), span, dims, rescale)))
+    op = Op(n.call(n.M, n.X), Module("KerasAutoContrast", (float(f_low), span, dims, rescale)))
     return Converted((op,), (TensorInfo(ctx.x.shape, ctx.x.layout),), helpers=("KerasAutoContrast",))

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
 from .common import cfg_bool, cfg_int, cfg_str
@@ -119,7 +120,7 @@ def integer_lookup(ctx: Ctx) -> Converted:
     kwargs: tuple[tuple[str, Any], ...] = (("mask", masked),) if masked is not None else ()
     if num_oov > 1 and not invert:
         kwargs += (("num_oov", num_oov), ("oov_start", oov_start))
-    lookup = Op("{m}({x})", Module("KerasIntegerLookup", (len(keys), int(default)), kwargs))
+    lookup = Op(n.call(n.M, n.X), Module("KerasIntegerLookup", (len(keys), int(default)), kwargs))
     params = (Param("", "keys", layouts.IDENTITY, const=keys), Param("", "values", layouts.IDENTITY, const=values))
     notes = (note,) if note else ()
     if mode == "int":

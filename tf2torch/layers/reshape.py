@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Module, Op, TensorInfo
 from .common import apply_module, cfg_int, channels_last, spatial
 from .registry import converter
@@ -25,9 +26,9 @@ def flatten(ctx: Ctx) -> Converted:
         # A channels-first flatten orders features (C, *spatial), Keras's (…spatial, C): the next Dense
         # reorders its kernel rows once (layouts.dense_after_flatten) instead of a permute per call.
         if any(s is None for s in x.shape):
-            return Converted((Op("torch.flatten({x}.movedim(1, -1), 1)"),), (TensorInfo(out_shape, "keras"),))
-        return Converted((Op("torch.flatten({x}, 1)"),), (TensorInfo(out_shape, "cf_flat", tuple(x.shape)),))
-    return Converted((Op("torch.flatten({x}, 1)"),), (TensorInfo(out_shape, "keras"),))
+            return Converted((Op(n.call("torch.flatten", n.X.m("movedim", 1, -1), 1)),), (TensorInfo(out_shape, "keras"),))
+        return Converted((Op(n.call("torch.flatten", n.X, 1)),), (TensorInfo(out_shape, "cf_flat", tuple(x.shape)),))
+    return Converted((Op(n.call("torch.flatten", n.X, 1)),), (TensorInfo(out_shape, "keras"),))
 
 
 @converter("Reshape", wants="keras")
@@ -40,9 +41,8 @@ def reshape(ctx: Ctx) -> Converted:
         known = _known(ctx.x.shape)
         rest = math.prod(v for v in shape if v != -1)
         shape[shape.index(-1)] = None if known is None or rest == 0 else known // rest
-    dims = ", ".join(str(v) for v in target) + ("," if len(target) == 1 else "")
     # flatten + unflatten evaluates the input once and allows one -1, as Keras does
-    return Converted((Op(f"{{x}}.flatten(1).unflatten(1, ({dims}))"),), (TensorInfo(tuple(shape), "keras"),))
+    return Converted((Op(n.X.m("flatten", 1).m("unflatten", 1, tuple(target))),), (TensorInfo(tuple(shape), "keras"),))
 
 
 @converter("Permute", wants="keras")
@@ -51,26 +51,26 @@ def permute(ctx: Ctx) -> Converted:
     if not isinstance(dims, list) or sorted(dims) != list(range(1, len(dims) + 1)):
         raise ctx.unsupported(f"config 'dims' should be a permutation of 1..{ctx.x.rank - 1}, found {dims!r}")
     shape = tuple(ctx.x.shape[d - 1] for d in dims)
-    return Converted((Op(f"{{x}}.permute(0, {', '.join(map(str, dims))})"),), (TensorInfo(shape, "keras"),))
+    return Converted((Op(n.X.m("permute", 0, *dims)),), (TensorInfo(shape, "keras"),))
 
 
 @converter("RepeatVector", wants="keras")
 def repeat_vector(ctx: Ctx) -> Converted:
-    n = cfg_int(ctx, "n")
-    return Converted((Op(f"{{x}}.unsqueeze(1).expand(-1, {n}, -1)"),), (TensorInfo((n, *ctx.x.shape), "keras"),))
+    count = cfg_int(ctx, "n")
+    return Converted((Op(n.X.m("unsqueeze", 1).m("expand", -1, count, -1)),), (TensorInfo((count, *ctx.x.shape), "keras"),))
 
 
-def _pairs(ctx: Ctx, key: str, n: int) -> tuple[tuple[int, int], ...]:
+def _pairs(ctx: Ctx, key: str, nd: int) -> tuple[tuple[int, int], ...]:
     """Keras padding/cropping: int, (a, b, …) symmetric per dim, or ((before, after), …)."""
     value = ctx.config.get(key)
     if isinstance(value, int) and not isinstance(value, bool):
-        return ((value, value),) * n
-    if isinstance(value, list) and len(value) == n:
+        return ((value, value),) * nd
+    if isinstance(value, list) and len(value) == nd:
         if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             return tuple((v, v) for v in value)
         if all(isinstance(v, list) and len(v) == 2 and all(isinstance(u, int) for u in v) for v in value):
             return tuple((v[0], v[1]) for v in value)
-    if n == 1 and isinstance(value, list) and len(value) == 2:  # Cropping1D/ZeroPadding1D: (before, after)
+    if nd == 1 and isinstance(value, list) and len(value) == 2:  # Cropping1D/ZeroPadding1D: (before, after)
         return ((value[0], value[1]),)
     raise ctx.unsupported(f"config {key!r} should be per-dim (before, after) integers, found {value!r}")
 
@@ -78,35 +78,35 @@ def _pairs(ctx: Ctx, key: str, n: int) -> tuple[tuple[int, int], ...]:
 @converter("ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", wants="cf")
 def zero_padding(ctx: Ctx) -> Converted:
     channels_last(ctx)
-    n = _n(ctx)
-    pairs = _pairs(ctx, "padding", n)
+    nd = _n(ctx)
+    pairs = _pairs(ctx, "padding", nd)
     torch_order = tuple(v for pair in reversed(pairs) for v in pair)  # F.pad order: last dim first
     sizes = tuple(None if s is None else s + a + b for s, (a, b) in zip(spatial(ctx.x), pairs))
-    return Converted((apply_module(Module(f"nn.ZeroPad{n}d", (torch_order,))),),
+    return Converted((apply_module(Module(f"nn.ZeroPad{nd}d", (torch_order,))),),
                      (TensorInfo((*sizes, ctx.x.shape[-1]), "cf"),))
 
 
 @converter("Cropping1D", "Cropping2D", "Cropping3D", wants="cf")
 def cropping(ctx: Ctx) -> Converted:
     channels_last(ctx)
-    n = _n(ctx)
-    pairs = _pairs(ctx, "cropping", n)
-    slices = ", ".join(f"{a}:{'' if b == 0 else -b}" for a, b in pairs)
+    nd = _n(ctx)
+    pairs = _pairs(ctx, "cropping", nd)
+    slices = tuple(slice(a, None if b == 0 else -b) for a, b in pairs)
     sizes = tuple(None if s is None else s - a - b for s, (a, b) in zip(spatial(ctx.x), pairs))
-    return Converted((Op(f"{{x}}[:, :, {slices}]"),), (TensorInfo((*sizes, ctx.x.shape[-1]), "cf"),))
+    return Converted((Op(n.X[(slice(None), slice(None), *slices)]),), (TensorInfo((*sizes, ctx.x.shape[-1]), "cf"),))
 
 
 @converter("UpSampling1D", "UpSampling2D", "UpSampling3D", wants="cf")
 def upsampling(ctx: Ctx) -> Converted:
     channels_last(ctx)
-    n = _n(ctx)
+    nd = _n(ctx)
     key = "size"
     size = ctx.config.get(key, 2)
-    factors = tuple(size) if isinstance(size, list) else (size,) * n
-    if len(factors) != n or any(isinstance(f, bool) or not isinstance(f, int) or f < 1 for f in factors):
-        raise ctx.unsupported(f"config 'size' should be {n} positive integers, found {size!r}")
+    factors = tuple(size) if isinstance(size, list) else (size,) * nd
+    if len(factors) != nd or any(isinstance(f, bool) or not isinstance(f, int) or f < 1 for f in factors):
+        raise ctx.unsupported(f"config 'size' should be {nd} positive integers, found {size!r}")
     mode = ctx.config.get("interpolation", "nearest")
-    if mode not in ("nearest", "bilinear") or (mode == "bilinear" and n != 2):
+    if mode not in ("nearest", "bilinear") or (mode == "bilinear" and nd != 2):
         raise ctx.unsupported(f"interpolation {mode!r} is not supported (nearest, bilinear for 2D)")
     kwargs: tuple = (("scale_factor", tuple(float(f) for f in factors)), ("mode", mode))
     if mode == "bilinear":  # Keras resizes with half-pixel centres: torch's align_corners=False

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..codegen import nodes as n
 from ..map import layouts
 from ..spec import TensorRef, Variable
 from . import masks
@@ -156,16 +157,17 @@ def _module(rnn: _Rnn, features: int, bidirectional: bool) -> Module:
     return Module(_TORCH_CLASS[rnn.kind], (features, rnn.units), tuple(kwargs))
 
 
-def _states(rnn: _Rnn, direction: int) -> list[str]:
-    """Keras's state outputs of one direction: torch's h_n[direction] (and c_n[direction] for LSTM)."""
+def _states(rnn: _Rnn, direction: int, result: n.Expr = n.X) -> list[n.Expr]:
+    """Keras's state outputs of one direction: torch's h_n[direction] (and c_n[direction] for LSTM), from
+    ``result``, the torch module's (output, state)."""
     if rnn.kind == "LSTM":
-        return [f"{{x}}[1][0][{direction}]", f"{{x}}[1][1][{direction}]"]
-    return [f"{{x}}[1][{direction}]"]
+        return [result[1][0][direction], result[1][1][direction]]
+    return [result[1][direction]]
 
 
-def _result(exprs: list[str], infos: list[TensorInfo]) -> tuple[Op, tuple[TensorInfo, ...]]:
+def _result(exprs: list[n.Expr], infos: list[TensorInfo]) -> tuple[Op, tuple[TensorInfo, ...]]:
     """One output: its expression; several: a tuple (the graph evaluates the module call once)."""
-    return Op(exprs[0] if len(exprs) == 1 else f"({', '.join(exprs)})"), tuple(infos)
+    return Op(exprs[0] if len(exprs) == 1 else n.Tuple(tuple(exprs))), tuple(infos)
 
 
 @converter("LSTM", "GRU", "SimpleRNN", wants="keras", weights=("kernel", "recurrent_kernel", "bias"))
@@ -175,19 +177,21 @@ def recurrent(ctx: Ctx) -> Converted:
     steps = ctx.x.shape[0]
     # go_backwards: Keras runs over the reversed sequence and returns the outputs in that order.
     given = masks.call_mask(ctx)
-    x, mask = ("{x}.flip(1)", f"{given}.flip(1)") if rnn.go_backwards else ("{x}", given)
-    if given:  # masked steps carry state and output, as Keras computes them (layers/masks.py)
-        call = Op(f"KerasMaskedRNN.run({{m}}, {x}, {mask})", _module(rnn, features, False))
+    x = n.X.m("flip", 1) if rnn.go_backwards else n.X
+    if given is not None:  # masked steps carry state and output, as Keras computes them (layers/masks.py)
+        mask = given.m("flip", 1) if rnn.go_backwards else given
+        call = Op(n.call("KerasMaskedRNN.run", n.M, x, mask), _module(rnn, features, False))
     else:
-        call = Op(f"{{m}}({x})", _module(rnn, features, False))
+        call = Op(n.call(n.M, x), _module(rnn, features, False))
+    exprs: list[n.Expr]
     if rnn.return_sequences:
-        exprs, infos = ["{x}[0]"], [TensorInfo((steps, rnn.units))]
+        exprs, infos = [n.X[0]], [TensorInfo((steps, rnn.units))]
     else:
-        exprs, infos = ["{x}[0][:, -1]"], [TensorInfo((rnn.units,))]
+        exprs, infos = [n.X[0][:, -1]], [TensorInfo((rnn.units,))]
     if rnn.return_state:
         states = _states(rnn, 0)
         exprs += states
         infos += [TensorInfo((rnn.units,))] * len(states)
     pick, outputs = _result(exprs, infos)
     return Converted((call, pick), outputs, _params(ctx, rnn, features), notes=rnn.notes,
-                     helpers=("KerasMaskedRNN",) if given else ())
+                     helpers=("KerasMaskedRNN",) if given is not None else ())

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from ..codegen import nodes as n
 from ..readers.keras_config import qualified_class_name
 from ..spec import LayerSpec, Variable
 from . import masks
@@ -121,39 +122,41 @@ def rnn_layer(ctx: Ctx) -> Converted:
     zero_masked = cfg_bool(ctx, "zero_output_for_mask", False)
     given = masks.call_mask(ctx)
     first = rnns[0]
-    if (given and zero_masked and first.go_backwards and first.return_sequences
+    if (given is not None and zero_masked and first.go_backwards and first.return_sequences
             and cfg_bool(ctx, "unroll", False)):
         # Keras's unrolled loop zeroes the reversed outputs with the unreversed mask (its while loop does not)
         raise ctx.unsupported("unroll=True with go_backwards, zero_output_for_mask and return_sequences under a "
                               "mask (Keras zeroes the reversed sequence at the unreversed mask's steps)",
                               "re-save the layer with unroll=False (the weights are the same)")
     # go_backwards: the stack runs over the reversed sequence and returns its outputs in that order.
-    x, mask = ("{x}.flip(1)", f"{given}.flip(1)") if first.go_backwards else ("{x}", given)
+    x = n.X.m("flip", 1) if first.go_backwards else n.X
+    mask = given.m("flip", 1) if given is not None and first.go_backwards else given
     one = len(rnns) == 1
     ops: list[Op] = []
     params: list[Param] = []
     sizes = [features] + [r.units for r in rnns[:-1]]  # each cell reads the previous cell's output
     for k, (sub, rnn, size) in enumerate(zip(subs, rnns, sizes, strict=True)):
-        zero = ", zero_masked=True" if zero_masked and k == len(rnns) - 1 else ""
-        inp = x if k == 0 else "{x}[-1][0]"  # cell k reads cell k-1's output sequence
-        call = f"KerasMaskedRNN.run({{m}}, {inp}, {mask}{zero})" if given else f"{{m}}({inp})"
+        zero = {"zero_masked": True} if zero_masked and k == len(rnns) - 1 else {}
+        inp = x if k == 0 else n.X[-1][0]  # cell k reads cell k-1's output sequence
+        call = n.call("KerasMaskedRNN.run", n.M, inp, mask, **zero) if given is not None else n.call(n.M, inp)
         suffix = "" if one else f"cell{k}"
         # a stack threads a tuple of every cell's torch result (output, state) through its ops
-        expr = call if one else f"({call},)" if k == 0 else f"(*{{x}}, {call})"
+        expr = call if one else n.Tuple((call,)) if k == 0 else n.Tuple((n.Starred(n.X), call))
         ops.append(Op(expr, _module(rnn, size, False), suffix))
         params += [p if one else dataclasses.replace(p, suffix=suffix) for p in _params(sub, rnn, size)]
-    result = ["{x}" if one else f"{{x}}[{k}]" for k in range(len(rnns))]
+    result = [n.X if one else n.X[k] for k in range(len(rnns))]
     last, steps = rnns[-1], ctx.x.shape[0]
+    exprs: list[n.Expr]
     if last.return_sequences:
-        exprs, infos = [f"{result[-1]}[0]"], [TensorInfo((steps, last.units))]
+        exprs, infos = [result[-1][0]], [TensorInfo((steps, last.units))]
     else:  # the last step's (under a mask: the last unmasked step's; zeros with zero_output_for_mask if masked)
-        exprs, infos = [f"{result[-1]}[0][:, -1]"], [TensorInfo((last.units,))]
+        exprs, infos = [result[-1][0][:, -1]], [TensorInfo((last.units,))]
     if last.return_state:  # every cell's states, in cell order, as Keras flattens a stack's nested states
         for rnn, ref in zip(rnns, result, strict=True):
-            states = [s.replace("{x}", ref, 1) for s in _states(rnn, 0)]
+            states = _states(rnn, 0, ref)
             exprs += states
             infos += [TensorInfo((rnn.units,))] * len(states)
     pick, outputs = _result(exprs, infos)
-    notes = tuple(n for rnn in rnns for n in rnn.notes)
+    notes = tuple(note for rnn in rnns for note in rnn.notes)
     return Converted((*ops, pick), outputs, tuple(params), notes=notes,
-                     helpers=("KerasMaskedRNN",) if given else ())
+                     helpers=("KerasMaskedRNN",) if given is not None else ())

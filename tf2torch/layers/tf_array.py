@@ -8,14 +8,16 @@ tensor's layout, so a split of an NHWC channel axis is a split of dim 1 of the c
 
 from __future__ import annotations
 
+import operator
 import re
 
+from ..codegen import nodes as n
 from .base import Converted, Ctx, Op, TensorInfo
 from .common import torch_axis
 from .registry import converter
 
 TF = "tf2torch>"
-_EINSUM = re.compile(r"^[A-Za-z.]+(,[A-Za-z.]+)*->[A-Za-z.]*$")  # letters only: rendered with repr anyway
+_EINSUM = re.compile(r"^[A-Za-z.]+(,[A-Za-z.]+)*->[A-Za-z.]*$")  # letters only (a literal node anyway)
 
 
 def _axis(ctx: Ctx) -> int:
@@ -34,7 +36,7 @@ def split(ctx: Ctx) -> Converted:
     dim = torch_axis(axis, ctx.x)
     outs = tuple(TensorInfo(tuple(s if i == axis - 1 else d for i, d in enumerate(ctx.x.shape)), ctx.x.layout)
                  for s in sizes)
-    return Converted((Op(f"torch.split({{x}}, {sizes!r}, dim={dim})"),), outs)
+    return Converted((Op(n.call("torch.split", n.X, sizes, dim=dim)),), outs)
 
 
 @converter(TF + "Unstack", wants="any")
@@ -46,7 +48,7 @@ def unstack(ctx: Ctx) -> Converted:
     shape = tuple(d for i, d in enumerate(ctx.x.shape) if i != axis - 1)
     layout = ctx.x.layout if axis != ctx.x.rank - 1 else "keras"  # no channel axis left to move
     dim = torch_axis(axis, ctx.x)
-    return Converted((Op(f"torch.unbind({{x}}, dim={dim})"),), tuple(TensorInfo(shape, layout) for _ in range(count)))
+    return Converted((Op(n.call("torch.unbind", n.X, dim=dim)),), tuple(TensorInfo(shape, layout) for _ in range(count)))
 
 
 @converter(TF + "Slice", wants="keras")
@@ -55,21 +57,21 @@ def strided_slice(ctx: Ctx) -> Converted:
     ranges = ctx.config.get("ranges")
     if not isinstance(ranges, list) or len(ranges) != ctx.x.rank - 1:
         raise ctx.unsupported(f"config 'ranges' should give one [begin, end, step] per non-batch axis, found {ranges!r}")
-    parts, shape = [":"], []
+    parts, shape = [slice(None)], []
     for (begin, end, step), size in zip(ranges, ctx.x.shape):
         for v in (begin, end, step):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
                 raise ctx.unsupported(f"slice bound {v!r} is not an integer")
         if step is not None and step <= 0:
             raise ctx.unsupported("a slice with a non-positive step")
-        parts.append(":".join("" if v is None else str(v) for v in (begin, end, step)).rstrip(":") or ":")
+        parts.append(slice(begin, end, step))
         shape.append(None if size is None else len(range(*slice(begin, end, step).indices(size))))
-    return Converted((Op(f"{{x}}[{', '.join(parts)}]"),), (TensorInfo(tuple(shape), "keras"),))
+    return Converted((Op(n.X[tuple(parts)]),), (TensorInfo(tuple(shape), "keras"),))
 
 
-_BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "div": "{a} / {b}",
-           "max": "torch.maximum({a}, {b})", "min": "torch.minimum({a}, {b})", "pow": "{a} ** {b}",
-           "squared_difference": "({a} - {b}) ** 2"}
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+           "max": lambda a, b: n.call("torch.maximum", a, b), "min": lambda a, b: n.call("torch.minimum", a, b),
+           "pow": operator.pow, "squared_difference": lambda a, b: (a - b) ** 2}
 
 
 @converter(TF + "ConstantOperand", wants="keras")
@@ -83,11 +85,11 @@ def constant_operand(ctx: Ctx) -> Converted:
     if op not in _BINARY or not isinstance(shape, list) or len(shape) > ctx.x.rank:
         raise ctx.unsupported(f"config op {op!r} / shape {shape!r}")
     (value,) = ctx.layer.weights
-    a, b = ("{m}.value", "{x}") if ctx.config.get("reverse") else ("{x}", "{m}.value")
+    a, b = (n.Attr(n.M, "value"), n.X) if ctx.config.get("reverse") else (n.X, n.Attr(n.M, "value"))
     module = Module("TFConstant", (tuple(shape),))
     out = tuple(max(x, c) if x is not None else None for x, c in zip(ctx.x.shape, [1] * (ctx.x.rank - 1 - len(shape))
                                                                      + list(shape)))
-    return Converted((Op(_BINARY[op].format(a=a, b=b), module),), (TensorInfo(out, "keras"),), (Param("", "value", layouts.IDENTITY, var=value),), helpers=("TFConstant",))
+    return Converted((Op(_BINARY[op](a, b), module),), (TensorInfo(out, "keras"),), (Param("", "value", layouts.IDENTITY, var=value),), helpers=("TFConstant",))
 
 
 @converter(TF + "Binary", wants="keras")
@@ -97,11 +99,10 @@ def binary(ctx: Ctx) -> Converted:
     if op not in _BINARY or len(ctx.inputs) != 2:
         raise ctx.unsupported(f"config op {op!r} with {len(ctx.inputs)} inputs")
     shape = tuple(b if a == 1 else a for a, b in zip(ctx.inputs[0].shape, ctx.inputs[1].shape))
-    return Converted((Op(_BINARY[op].format(a="{0}", b="{1}")),), (TensorInfo(shape, "keras"),))
+    return Converted((Op(_BINARY[op](n.arg(0), n.arg(1))),), (TensorInfo(shape, "keras"),))
 
 
-_UNARY = {"rsqrt": "torch.rsqrt({x})", "erf": "torch.erf({x})", "erfc": "torch.erfc({x})",
-          "log": "torch.log({x})", "reciprocal": "torch.reciprocal({x})"}
+_UNARY = {fn: n.call(f"torch.{fn}", n.X) for fn in ("rsqrt", "erf", "erfc", "log", "reciprocal")}
 
 
 @converter(TF + "Unary", wants="any")
@@ -123,7 +124,7 @@ def reduce(ctx: Ctx) -> Converted:
     fn = {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin"}[op]
     shape = tuple(1 if i + 1 in dims else s for i, s in enumerate(ctx.x.shape)) if keep else \
         tuple(s for i, s in enumerate(ctx.x.shape) if i + 1 not in dims)
-    return Converted((Op(f"{{x}}.{fn}(dim={dims!r}, keepdim={keep!r})"),), (TensorInfo(shape, "keras"),))
+    return Converted((Op(n.X.m(fn, dim=dims, keepdim=keep)),), (TensorInfo(shape, "keras"),))
 
 
 @converter(TF + "Einsum", wants="keras")
@@ -134,19 +135,19 @@ def einsum(ctx: Ctx) -> Converted:
     shape = ctx.config.get("shape")
     if not isinstance(shape, list):
         raise ctx.unsupported("config 'shape' missing")
-    args = ", ".join(f"{{{i}}}" for i in range(len(ctx.inputs)))
-    return Converted((Op(f"torch.einsum({equation!r}, {args})"),), (TensorInfo(tuple(shape), "keras"),))
+    args = [n.arg(i) for i in range(len(ctx.inputs))]
+    return Converted((Op(n.call("torch.einsum", equation, *args)),), (TensorInfo(tuple(shape), "keras"),))
 
 
 @converter(TF + "MatMul", wants="keras")
 def matmul(ctx: Ctx) -> Converted:
     """``a @ b`` of two run-time tensors (batch dims broadcast), optionally adjoint (transposed) operands."""
-    a, b = ("{0}.transpose(-1, -2)" if ctx.config.get("adj_x") else "{0}",
-            "{1}.transpose(-1, -2)" if ctx.config.get("adj_y") else "{1}")
+    a, b = (n.arg(0).m("transpose", -1, -2) if ctx.config.get("adj_x") else n.arg(0),
+            n.arg(1).m("transpose", -1, -2) if ctx.config.get("adj_y") else n.arg(1))
     shape = ctx.config.get("shape")
     if not isinstance(shape, list):
         raise ctx.unsupported("config 'shape' missing")
-    return Converted((Op(f"torch.matmul({a}, {b})"),), (TensorInfo(tuple(shape), "keras"),))
+    return Converted((Op(n.call("torch.matmul", a, b)),), (TensorInfo(tuple(shape), "keras"),))
 
 
 @converter(TF + "Pad", wants="keras")
@@ -162,7 +163,7 @@ def pad(ctx: Ctx) -> Converted:
     if ctx.x.rank - 2 > 2:
         raise ctx.unsupported("reflect padding of more than 2 spatial axes")
     # torch pads channels-first images: move channels first for the pad, then back
-    expr = f"F.pad({{x}}.movedim(-1, 1), {tuple(flat[2:])!r}, mode='reflect').movedim(1, -1)"
+    expr = n.call("F.pad", n.X.m("movedim", -1, 1), tuple(flat[2:]), mode="reflect").m("movedim", 1, -1)
     return Converted((Op(expr),), (TensorInfo(shape, "keras"),))
 
 
@@ -172,16 +173,16 @@ def tile(ctx: Ctx) -> Converted:
     if not isinstance(reps, list) or len(reps) != ctx.x.rank - 1:
         raise ctx.unsupported(f"config reps {reps!r}")
     shape = tuple(None if s is None else s * r for s, r in zip(ctx.x.shape, reps))
-    return Converted((Op(f"{{x}}.tile((1, {', '.join(str(int(r)) for r in reps)}))"),), (TensorInfo(shape, "keras"),))
+    return Converted((Op(n.X.m("tile", (1, *(int(r) for r in reps)))),), (TensorInfo(shape, "keras"),))
 
 
 @converter(TF + "Stack", wants="keras")
 def stack(ctx: Ctx) -> Converted:
     axis = _axis_any(ctx)
-    args = ", ".join(f"{{{i}}}" for i in range(len(ctx.inputs)))
+    args = [n.arg(i) for i in range(len(ctx.inputs))]
     shape = list(ctx.x.shape)
     shape.insert(axis - 1, len(ctx.inputs))
-    return Converted((Op(f"torch.stack([{args}], dim={axis})"),), (TensorInfo(tuple(shape), "keras"),))
+    return Converted((Op(n.call("torch.stack", args, dim=axis)),), (TensorInfo(tuple(shape), "keras"),))
 
 
 @converter(TF + "Gather", wants="keras")
@@ -191,7 +192,7 @@ def gather(ctx: Ctx) -> Converted:
     if not isinstance(indices, list) or not indices or any(isinstance(i, bool) or not isinstance(i, int) for i in indices):
         raise ctx.unsupported(f"config indices {indices!r}")
     shape = tuple(len(indices) if i == axis - 1 else s for i, s in enumerate(ctx.x.shape))
-    return Converted((Op(f"{{x}}[{', '.join([':'] * axis)}, {indices!r}]"),), (TensorInfo(shape, "keras"),))
+    return Converted((Op(n.X[(*[slice(None)] * axis, indices)]),), (TensorInfo(shape, "keras"),))
 
 
 def _axis_any(ctx: Ctx) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ....codegen import nodes as n
 from ....layers.base import Ctx, Param
 from ....layers.common import _name_of, cfg_int, param
 from ....map import layouts
@@ -49,13 +50,14 @@ def _common_prefix(paths: list[list[str]]) -> int:
 
 
 # the torch attribute of the sublayer a composite embedding's helper holds it under (KerasHubTokenAndPositionEmbedding)
-_SUBLAYERS = {"token_embedding": ".token_embedding"}
+_SUBLAYERS = {"token_embedding": "token_embedding"}  # the sublayer's attribute in the shared module
 
 
-def shared_module(ctx: Ctx, entry: Any) -> tuple[tuple[str, str], str] | None:
+def shared_module(ctx: Ctx, entry: Any) -> tuple[tuple[str, str], n.Expr] | None:
     """Where a Task builder placed a layer keras-hub shares with its backbone (``{"shared": [backbone, layer]}``,
     or ``[backbone, layer, "token_embedding"]`` inside a TokenAndPositionEmbedding): (the layer path
-    ``Op.shares`` resolves, the sublayer attribute after it), or None when ``entry`` names no shared layer."""
+    ``Op.shares`` resolves, the module to call: the hole ``n.S`` or its sublayer), or None when ``entry``
+    names no shared layer."""
     path = entry.get("shared") if isinstance(entry, Mapping) else None
     if path is None:
         return None
@@ -63,7 +65,7 @@ def shared_module(ctx: Ctx, entry: Any) -> tuple[tuple[str, str], str] | None:
             or (len(path) == 3 and path[2] not in _SUBLAYERS):
         raise ctx.unsupported(f"shared layer {str(path)[:80]}: expected [model, layer] or [model, layer, "
                               "'token_embedding']", "the file does not match its own config")
-    return (path[0], path[1]), _SUBLAYERS[path[2]] if len(path) == 3 else ""
+    return (path[0], path[1]), n.Attr(n.S, _SUBLAYERS[path[2]]) if len(path) == 3 else n.S
 
 
 def conv_bn_params(conv: str, bn: str, kernel: Variable, norm: tuple[Variable, ...], kind: str = "conv2d"

@@ -3,8 +3,9 @@ TokenAndPositionEmbedding, as the helpers of ``families/keras_hub/common/runtime
 
 from __future__ import annotations
 
+from ....codegen import nodes as n
 from ....layers.base import Converted, Ctx, Module, Op, TensorInfo
-from ....layers.common import bind, cfg_bool, cfg_int, param
+from ....layers.common import apply_module, bind, cfg_bool, cfg_int, param
 from ....layers.registry import converter
 from ....readers.keras_calls import ARGS_KWARG
 from .converters import HUB, shared_module, sublayer_weights
@@ -38,7 +39,7 @@ def reversible_embedding(ctx: Ctx) -> Converted:
         if not reverse:
             raise ctx.unsupported("a shared embedding called forwards", "the file does not match its own config")
         vocab = cfg_int(ctx, "input_dim")
-        return Converted((Op(f"{{s}}{shared[1]}.reverse({{x}})", shares=shared[0]),),
+        return Converted((Op(shared[1].m("reverse", n.X), shares=shared[0]),),
                          (TensorInfo((*ctx.x.shape[:-1], vocab)),))
     tie = _tied(ctx)
     vocab, dim = cfg_int(ctx, "input_dim"), cfg_int(ctx, "output_dim")
@@ -54,9 +55,9 @@ def reversible_embedding(ctx: Ctx) -> Converted:
     if reverse:
         if ctx.x.shape[-1] != dim:
             raise ctx.unsupported(f"reverse=True on a tensor of shape {ctx.x.shape}, expected a last axis of {dim}")
-        return Converted((Op("{m}.reverse({x})", module),), (TensorInfo((*ctx.x.shape[:-1], vocab)),), tuple(params),
+        return Converted((Op(n.M.m("reverse", n.X), module),), (TensorInfo((*ctx.x.shape[:-1], vocab)),), tuple(params),
                          helpers=("KerasReversibleEmbedding",))
-    return Converted((Op("{m}({x})", module),), (TensorInfo((*ctx.x.shape, dim)),), tuple(params),
+    return Converted((apply_module(module),), (TensorInfo((*ctx.x.shape, dim)),), tuple(params),
                      helpers=("KerasReversibleEmbedding",))
 
 
@@ -70,7 +71,7 @@ def position_embedding(ctx: Ctx) -> Converted:
     if tuple(w["embeddings"].shape) != (length, dim):
         raise ctx.unsupported(f"position embeddings of shape {w['embeddings'].shape}, expected {(length, dim)}")
     module = Module("KerasHubPositionEmbedding", (length, dim))
-    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", "position_embeddings", w["embeddings"]),),
+    return Converted((apply_module(module),), (ctx.x,), (param("", "position_embeddings", w["embeddings"]),),
                      helpers=("KerasHubPositionEmbedding",))
 
 
@@ -85,6 +86,6 @@ def token_and_position_embedding(ctx: Ctx) -> Converted:
     if not tie:
         params.append(param("", "token_embedding.reverse_embeddings", w["token_embedding"][1]))
     module = Module("KerasHubTokenAndPositionEmbedding", (vocab, length, dim), () if tie else (("tie_weights", False),))
-    return Converted((Op("{m}({x})", module),), (TensorInfo((*ctx.x.shape, dim)),), tuple(params),
+    return Converted((apply_module(module),), (TensorInfo((*ctx.x.shape, dim)),), tuple(params),
                      helpers=("KerasReversibleEmbedding", "KerasHubPositionEmbedding",
                               "KerasHubTokenAndPositionEmbedding"))

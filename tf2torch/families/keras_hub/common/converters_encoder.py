@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....codegen import nodes as n
 from ....layers.attention import check_masked_semantics
 from ....layers.base import Converted, Ctx, Module, Op, TensorInfo
 from ....layers.common import cfg_bool, cfg_float, cfg_int, param
@@ -125,11 +126,11 @@ def transformer_block(ctx: Ctx) -> Converted:
     kwargs = (*((("normalize_first", True),) if first else ()), *((("key_bias", False),) if whisper else ()),
               *((("uniform_when_masked", True),) if fused else ()))
     module = Module(cls, (hidden, inner, heads, act, epsilon), kwargs)
-    call = [f"{{{args[x_name]}}}", *([f"{{{args['encoder_sequence']}}}"] if cross else []),
-            *([f"padding_mask={{{args[mask_name]}}}"] if mask_name in args else [])]
+    call = n.call(n.M, n.arg(args[x_name]), *([n.arg(args["encoder_sequence"])] if cross else []),
+                  **({"padding_mask": n.arg(args[mask_name])} if mask_name in args else {}))
     helpers = ("KerasMultiHeadAttention", "KerasHubTransformerEncoder",
                *(("KerasHubTransformerDecoder",) if decoder else ()), *((cls,) if cross else ()))
-    return Converted((Op(f"{{m}}({', '.join(call)})", module),), (x,), tuple(params), helpers=helpers)
+    return Converted((Op(call, module),), (x,), tuple(params), helpers=helpers)
 
 
 @converter("keras_hub.src.models.whisper.whisper_backbone>Padder", wants="keras")
@@ -138,4 +139,4 @@ def whisper_padder(ctx: Ctx) -> Converted:
     if ctx.x.rank != 3 or len(ctx.inputs) != 1:
         raise ctx.unsupported(f"expected an (N, T, D) input, found {[i.shape for i in ctx.inputs]}")
     steps = None if ctx.x.shape[0] is None else ctx.x.shape[0] + 2
-    return Converted((Op("F.pad({x}, [0, 0, 1, 1])"),), (TensorInfo((steps, ctx.x.shape[1])),))
+    return Converted((Op(n.call("F.pad", n.X, [0, 0, 1, 1])),), (TensorInfo((steps, ctx.x.shape[1])),))

@@ -4,8 +4,8 @@ DINOV2Attention, DINOV2LayerScale, DINOV2DropPath, DINOV2MLP / DINOV2SwiGLUFFN s
 
 from __future__ import annotations
 
-from ....layers.base import Converted, Ctx, Module, Op, TensorInfo
-from ....layers.common import cfg_bool, cfg_int, cfg_ints, param
+from ....layers.base import Converted, Ctx, Module, TensorInfo
+from ....layers.common import apply_module, cfg_bool, cfg_int, cfg_ints, param
 from ....layers.registry import converter
 from ....map import layouts
 from ..common.converters import HUB, sublayer_weights
@@ -48,7 +48,7 @@ def dinov2_embedding(ctx: Ctx) -> Converted:
     steps = 1 + registers + grid[0] * grid[1]
     notes = (f"position embeddings resized from {side}x{side} to {grid[0]}x{grid[1]} patches "
              f"with TF's bicubic kernel{' (antialiased)' if antialias else ''}",) if resize else ()
-    return Converted((Op("{m}({x})", module),), (TensorInfo((steps, hidden)),), tuple(params), notes=notes,
+    return Converted((apply_module(module),), (TensorInfo((steps, hidden)),), tuple(params), notes=notes,
                      helpers=("KerasHubDINOV2Embedding",))
 
 
@@ -88,5 +88,5 @@ def dinov2_encoder(ctx: Ctx) -> Converted:
     module = Module("KerasHubDINOV2Encoder", (layers, hidden, heads, inner), kwargs)
     # (last output, then the pyramid dict's values in Keras's flatten order: keys sorted as strings)
     outputs = (ctx.x, *(ctx.x for _ in range(layers)))
-    return Converted((Op("{m}({x})", module),), outputs, tuple(params),
+    return Converted((apply_module(module),), outputs, tuple(params),
                      helpers=("KerasMultiHeadAttention", "KerasHubDINOV2Layer", "KerasHubDINOV2Encoder"))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....layers.base import Converted, Ctx, Module, Op, Param, TensorInfo
-from ....layers.common import cfg_bool, cfg_float, cfg_int, cfg_str, channels_last, param
+from ....layers.base import Converted, Ctx, Module, Param, TensorInfo
+from ....layers.common import apply_module, cfg_bool, cfg_float, cfg_int, cfg_str, channels_last, param
 from ....layers.padding import conv_out_size, window_plan
 from ....layers.registry import converter
 from ..common.converters import block_activation, conv_bn_params, sublayer_weights
@@ -88,7 +88,7 @@ class _Block:
         (Keras: moving = m * moving + (1 - m) * batch; torch: moving = (1 - m') * moving + m' * batch)."""
         module = Module(cls, (*args, self.eps, round(1 - self.momentum, 10)))
         helpers = ("keras_hub_activation", "KerasHubEfficientNetSE", cls)
-        return Converted((Op("{m}({x})", module),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
+        return Converted((apply_module(module),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
                          helpers=helpers, notes=tuple(self.notes), sized=self.sized)
 
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ....layers.base import Converted, Ctx, Module, Op, Param, TensorInfo
-from ....layers.common import cfg_bool, cfg_int, cfg_str, channels_last, param
+from ....layers.base import Converted, Ctx, Module, Param, TensorInfo
+from ....layers.common import apply_module, cfg_bool, cfg_int, cfg_str, channels_last, param
 from ....layers.registry import converter
 from ....spec import Variable
 from ..common.converters import HUB, conv_bn_params, sublayer_weights
@@ -119,7 +119,7 @@ def hgnetv2_embeddings(ctx: Ctx) -> Converted:
     # stem1 halves; padding1, stem2a (2x2), padding2, stem2b (2x2) and the 2x2 pool each keep it; stem3 halves
     size = lambda s: _out(_out(s, 3, 2), 3, 2)  # noqa: E731
     module = Module("KerasHubHGNetV2Embeddings", (c, mid, out, act, lab))
-    return Converted((Op("{m}({x})", module),), (TensorInfo((size(h), size(w), out), "cf"),), _params(ctx, units),
+    return Converted((apply_module(module),), (TensorInfo((size(h), size(w), out), "cf"),), _params(ctx, units),
                      helpers=("KerasHubHGNetV2LearnableAffineBlock", "KerasHubHGNetV2ConvLayer",
                               "KerasHubHGNetV2Embeddings"))
 
@@ -168,7 +168,7 @@ def hgnetv2_encoder(ctx: Ctx) -> Converted:
     module = Module("KerasHubHGNetV2Encoder", (c, tuple(stages), lab))
     helpers = ("KerasHubHGNetV2LearnableAffineBlock", "KerasHubHGNetV2ConvLayer", "KerasHubHGNetV2ConvLayerLight",
                "KerasHubHGNetV2BasicLayer", "KerasHubHGNetV2Stage", "KerasHubHGNetV2Encoder")
-    return Converted((Op("{m}({x})", module),), tuple(states), _params(ctx, list(_encoder_units(stages, c, lab))),
+    return Converted((apply_module(module),), tuple(states), _params(ctx, list(_encoder_units(stages, c, lab))),
                      helpers=helpers)
 
 
@@ -186,5 +186,5 @@ def hgnetv2_conv_layer(ctx: Ctx) -> Converted:
     params = _params(ctx, [Unit("", "", c, cout, kernel, groups, lab)])  # the unit's own sublayers, no prefix
     module = Module("KerasHubHGNetV2ConvLayer", (c, cout, kernel, stride, groups, act, lab))
     out = TensorInfo((_out(h, kernel, stride), _out(w, kernel, stride), cout), "cf")
-    return Converted((Op("{m}({x})", module),), (out,), params,
+    return Converted((apply_module(module),), (out,), params,
                      helpers=("KerasHubHGNetV2LearnableAffineBlock", "KerasHubHGNetV2ConvLayer"))

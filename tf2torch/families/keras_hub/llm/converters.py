@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+from ....codegen import nodes as n
 from ....layers.base import Converted, Ctx, Module, Op
-from ....layers.common import bind, cfg_bool, cfg_float, cfg_int, param
+from ....layers.common import apply_module, bind, cfg_bool, cfg_float, cfg_int, param
 from ....layers.registry import converter
 from ..common.converters import HUB, gated_decoder_shape, sublayer_weights
 from ..common.converters_encoder import padding_mask
@@ -36,7 +37,7 @@ def rms_norm(ctx: Ctx) -> Converted:
     helper, weight = _RMS_NORMS[ctx.layer.class_name]
     w = bind(ctx, [weight])
     module = Module(helper, (dim, cfg_float(ctx, "epsilon", 1e-6)))
-    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", weight, w[weight]),), helpers=(helper,))
+    return Converted((apply_module(module),), (ctx.x,), (param("", weight, w[weight]),), helpers=(helper,))
 
 
 _SMOOTHING = ("rope_frequency_adjustment_factor", "rope_low_freq_factor", "rope_high_freq_factor",
@@ -109,7 +110,7 @@ def llama_decoder(ctx: Ctx) -> Converted:
         kwargs += (("rope_smoothing", smoothing),)
     module = Module("KerasHubLlamaDecoder", (hidden, inner, q_heads, kv_heads, head, cfg_float(ctx, "layer_norm_epsilon")),
                     kwargs)
-    call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
+    call = n.call(n.M, n.arg(0), padding_mask=n.arg(1)) if masked else n.call(n.M, n.arg(0))
     return Converted((Op(call, module),), (ctx.x,), tuple(params),
                      helpers=("KerasHubRMSNorm", "KerasHubRotaryEmbedding", "KerasHubCausalMask", "KerasHubLlamaDecoder"))
 
@@ -141,14 +142,15 @@ def gemma_decoder(ctx: Ctx) -> Converted:
     w = sublayer_weights(ctx, expected)
     names = {**{f"attention/{s}_dense": f"{s}_kernel" for s in ("query", "key", "value", "output")},
              "gating_ffw": "gate_kernel", "gating_ffw_2": "gate_2_kernel", "ffw_linear": "linear_kernel",
-             **{n: f"{n}.scale" for n in ("pre_attention_norm", "pre_ffw_norm", "post_attention_norm", "post_ffw_norm")}}
+             **{norm: f"{norm}.scale" for norm in ("pre_attention_norm", "pre_ffw_norm", "post_attention_norm",
+                                                  "post_ffw_norm")}}
     params = tuple(param("", names[key], variables[0]) for key, variables in w.items())
     kwargs = tuple((k, v) for k, v in (("logit_soft_cap", None if cap is None else float(cap)),
                                         ("sliding_window", window), ("post_attention_norm", post_attention),
                                         ("post_ffw_norm", post_ffw)) if v)
     module = Module("KerasHubGemmaDecoder", (hidden, inner, q_heads, kv_heads, head, cfg_float(ctx, "layer_norm_epsilon"),
                                              scale), kwargs)
-    call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
+    call = n.call(n.M, n.arg(0), padding_mask=n.arg(1)) if masked else n.call(n.M, n.arg(0))
     return Converted((Op(call, module),), (ctx.x,), params,
                      helpers=("KerasHubRotaryEmbedding", "KerasHubGemmaRMSNorm", "KerasHubCausalMask",
                               "KerasHubGemmaDecoder"))

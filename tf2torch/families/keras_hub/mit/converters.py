@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ....layers.base import Converted, Ctx, Module, Op, TensorInfo
-from ....layers.common import cfg_float, cfg_int, param
+from ....layers.base import Converted, Ctx, Module, TensorInfo
+from ....layers.common import apply_module, cfg_float, cfg_int, param
 from ....layers.registry import converter
 from ..common.converters import HUB, sublayer_weights
 
@@ -19,7 +19,7 @@ def mit_patch_embedding(ctx: Ctx) -> Converted:
               param("", "norm.weight", w["norm"][0]), param("", "norm.bias", w["norm"][1]))
     h, wd = ((s + 2 * (patch // 2) - patch) // stride + 1 for s in ctx.x.shape[:2])
     module = Module("KerasHubMiTPatchEmbedding", (ctx.x.shape[-1], dim, patch, stride))
-    return Converted((Op("{m}({x})", module),), (TensorInfo((h * wd, dim)),), params,
+    return Converted((apply_module(module),), (TensorInfo((h * wd, dim)),), params,
                      helpers=("KerasHubMiTPatchEmbedding",))
 
 
@@ -41,4 +41,4 @@ def mit_block(ctx: Ctx) -> Converted:
                    for p in (param("", f"{ours[key]}.weight", weight, kinds.get(key, "identity")),
                              param("", f"{ours[key]}.bias", bias)))
     module = Module("KerasHubMiTBlock", (dim, heads, sr, cfg_float(ctx, "layer_norm_epsilon", 1e-6)))
-    return Converted((Op("{m}({x})", module),), (ctx.x,), params, helpers=("KerasHubMiTBlock",))
+    return Converted((apply_module(module),), (ctx.x,), params, helpers=("KerasHubMiTBlock",))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....layers.base import Converted, Ctx, Module, Op, Param, TensorInfo
-from ....layers.common import cfg_bool, cfg_float, cfg_int, channels_last, param
+from ....layers.base import Converted, Ctx, Module, Param, TensorInfo
+from ....layers.common import apply_module, cfg_bool, cfg_float, cfg_int, channels_last, param
 from ....layers.registry import converter
 from ..common.converters import block_activation, conv_bn_params, sublayer_weights
 from .builder import BN_EPSILON, MODULE, adjust_channels
@@ -55,7 +55,7 @@ class _Block:
         return True
 
     def done(self, cls: str, *args: Any) -> Converted:
-        return Converted((Op("{m}({x})", Module(cls, args)),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
+        return Converted((apply_module(Module(cls, args)),), (TensorInfo(self.shape, "cf"),), tuple(self.params),
                          helpers=(*HELPERS, cls), notes=(f"BatchNorm epsilon {BN_EPSILON:g} carried over",))
 
 

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from ....codegen import nodes as n
 from ....layers.base import Converted, Ctx, Module, Op
-from ....layers.common import bind, cfg_bool, cfg_float, param
+from ....layers.common import apply_module, bind, cfg_bool, cfg_float, param
 from ....layers.registry import converter
 from ..common.converters import HUB, gated_decoder_shape, sublayer_weights
 from ..common.converters_encoder import padding_mask
@@ -18,7 +19,7 @@ def qwen_norm(ctx: Ctx) -> Converted:
         raise ctx.unsupported("the normalised axis has unknown size")
     w = bind(ctx, ["scale"])
     module = Module("KerasHubRMSNorm", (dim, cfg_float(ctx, "epsilon", 1e-6)))
-    return Converted((Op("{m}({x})", module),), (ctx.x,), (param("", "scale", w["scale"]),),
+    return Converted((apply_module(module),), (ctx.x,), (param("", "scale", w["scale"]),),
                      helpers=("KerasHubRMSNorm",))
 
 
@@ -56,5 +57,5 @@ def qwen_decoder(ctx: Ctx) -> Converted:
               ("scaling_factor", _positive(ctx, "rope_scaling_factor", 1.0)), ("sliding_window", window))
     module = Module("KerasHubQwenDecoder", (hidden, inner, q_heads, kv_heads, cfg_float(ctx, "layer_norm_epsilon")),
                     tuple((k, v) for k, v in kwargs if v is not None))
-    call = "{m}({0}, padding_mask={1})" if masked else "{m}({0})"
+    call = n.call(n.M, n.arg(0), padding_mask=n.arg(1)) if masked else n.call(n.M, n.arg(0))
     return Converted((Op(call, module),), (ctx.x,), tuple(params), helpers=("KerasHubQwenDecoder",))

@@ -4,6 +4,7 @@ later layers take the first one's bias, as keras-hub passes it."""
 
 from __future__ import annotations
 
+from ....codegen import nodes as n
 from ....layers.base import Converted, Ctx, Module, Op, TensorInfo
 from ....layers.common import cfg_bool, cfg_float, cfg_int, param
 from ....layers.registry import converter
@@ -45,12 +46,11 @@ def t5_layer(ctx: Ctx) -> Converted:
     kwargs = (*((("relative_bias", True),) if relative else ()), *((("gated", False),) if not gated else ()))
     module = Module("KerasHubT5Layer", (hidden, inner, kv_dim, heads, cfg_float(ctx, "layer_norm_epsilon", 1e-6), act,
                                         decoder), kwargs)
-    call = [f"{{{args['hidden_states']}}}"] + [f"{k}={{{args[k]}}}" for k in _KEYWORDS if k in args]
-    if causal:
-        call.append("use_causal_mask=True")
+    kwargs = {k: n.arg(args[k]) for k in _KEYWORDS if k in args}
+    call = n.call(n.M, n.arg(args["hidden_states"]), **kwargs, **({"use_causal_mask": True} if causal else {}))
     steps = ctx.inputs[args["hidden_states"]].shape[0]
     keys = steps
     outputs = (ctx.inputs[args["hidden_states"]], TensorInfo((heads, steps, keys)))
-    return Converted((Op(f"{{m}}({', '.join(call)})", module),), outputs, tuple(params),
+    return Converted((Op(call, module),), outputs, tuple(params),
                      helpers=("KerasHubT5LayerNorm", "KerasHubT5Attention", "KerasHubT5Layer"))
 

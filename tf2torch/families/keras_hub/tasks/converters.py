@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....codegen import nodes as n
 from ....layers.base import Converted, Ctx, Module, Op, TensorInfo
 from ....layers.common import cfg_float, cfg_int, param
 from ....layers.registry import converter
@@ -20,8 +21,8 @@ from ..common.converters import HUB, shared_module, sublayer_weights
 from ..common.converters_encoder import activation_name, tensor_args
 
 
-def _shared(ctx: Ctx) -> tuple[tuple[str, str], str]:
-    """(the layer path ``Op.shares`` resolves, the sublayer attribute after it) of the tied embedding."""
+def _shared(ctx: Ctx) -> tuple[tuple[str, str], n.Expr]:
+    """(the layer path ``Op.shares`` resolves, the module to call) of the tied embedding."""
     entry: Any = ctx.config.get("token_embedding")
     shared = shared_module(ctx, entry)
     if shared is None:
@@ -37,7 +38,7 @@ def masked_lm_head(ctx: Ctx) -> Converted:
     args = tensor_args(ctx, ("inputs", "mask_positions"), set(), {}, ranks={"mask_positions": 2})
     if set(args) != {"inputs", "mask_positions"}:
         raise ctx.unsupported(f"expected an (N, T, D) input and mask_positions, found {sorted(args)}")
-    shares, sublayer = _shared(ctx)
+    shares, embedding = _shared(ctx)
     x, positions = ctx.inputs[args["inputs"]], ctx.inputs[args["mask_positions"]]
     output = ctx.config.get("activation")
     if output not in (None, "linear"):  # keras-hub's tasks return logits
@@ -58,6 +59,6 @@ def masked_lm_head(ctx: Ctx) -> Converted:
     params = (param("", "dense.weight", kernel, "dense"), param("", "dense.bias", dense_bias),
               param("", "norm.weight", gamma), param("", "norm.bias", beta), param("", "bias", bias))
     module = Module("KerasHubMaskedLMHead", (hidden, features, vocabulary, activation, epsilon))
-    call = f"{{m}}({{{args['inputs']}}}, {{{args['mask_positions']}}}, {{s}}{sublayer})"
+    call = n.call(n.M, n.arg(args["inputs"]), n.arg(args["mask_positions"]), embedding)
     return Converted((Op(call, module, shares=shares),), (TensorInfo((*positions.shape, vocabulary)),), params,
                      helpers=("KerasHubMaskedLMHead",))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from ....layers.base import Converted, Ctx, Module, Op, TensorInfo
-from ....layers.common import cfg_bool, cfg_float, cfg_int, cfg_ints, param
+from ....layers.base import Converted, Ctx, Module, TensorInfo
+from ....layers.common import apply_module, cfg_bool, cfg_float, cfg_int, cfg_ints, param
 from ....layers.registry import converter
 from ....map import layouts
 from ..common.converters import HUB, sublayer_weights
@@ -40,7 +40,7 @@ def vit_patching(ctx: Ctx) -> Converted:
     kwargs = (*((("use_class_token", False),) if not token else ()), *((("use_patch_bias", False),) if not bias else ()),
               *((("distillation_token", True),) if deit else ()))
     module = Module("KerasHubViTPatchingAndEmbedding", (channels, hidden, patch, positions), kwargs)
-    return Converted((Op("{m}({x})", module),), (TensorInfo((positions, hidden)),), tuple(params),
+    return Converted((apply_module(module),), (TensorInfo((positions, hidden)),), tuple(params),
                      helpers=("KerasHubViTPatchingAndEmbedding",))
 
 
@@ -87,6 +87,6 @@ def vit_encoder(ctx: Ctx) -> Converted:
         module = Module("KerasHubDeiTEncoder", (layers, hidden, heads, mlp, eps), kwargs)
         steps = ctx.x.shape[0]
         outputs = (ctx.x, TensorInfo(ctx.x.shape), TensorInfo((heads, steps, steps)))
-        return Converted((Op("{m}({x})", module),), outputs, tuple(params), helpers=(*helpers, "KerasHubDeiTEncoder"))
+        return Converted((apply_module(module),), outputs, tuple(params), helpers=(*helpers, "KerasHubDeiTEncoder"))
     module = Module("KerasHubViTEncoder", (layers, hidden, heads, mlp, eps), kwargs)
-    return Converted((Op("{m}({x})", module),), (ctx.x,), tuple(params), helpers=helpers)
+    return Converted((apply_module(module),), (ctx.x,), tuple(params), helpers=helpers)
