@@ -180,10 +180,7 @@ class GraphConverter:
                 holes["x"] = x
             if op.shares:
                 holes["s"] = self._shared(op.shares, prefix, layer)
-            # a converter may name a local the walk allocated (a Keras mask: TensorInfo.mask) inside a template,
-            # where a bare name reads as a global: it is this forward's local (locals never take a global's name)
-            x = n.transform(n.fill(op.expr, holes),
-                            lambda r: n.Name(r.path) if isinstance(r, n.Ref) and r.path in local else None)
+            x = n.fill(op.expr, holes)
             left = n.holes(x)
             if left:
                 raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}): its converter left "
