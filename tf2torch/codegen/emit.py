@@ -115,6 +115,11 @@ class ClassDef:
     params: list[str] = field(default_factory=list)  # constructor arguments (a block class's widths, kernels ...)
     stored: list[str] = field(default_factory=list)  # arguments forward reads, kept as attributes
 
+    def globals(self) -> set[str]:
+        """The global names (``torch.cat``, ``F.pad``, a helper class) its modules and forward refer to."""
+        items = [*(ctor for _, ctor in self.modules), *self.lines, *self.returns]
+        return {node.path for item in items for node in n.walk(item) if isinstance(node, n.Ref)}
+
     def render(self) -> str:
         out = [f"class {self.name}(nn.Module):", f"    {literal(self.doc)}", "",
                f"    def __init__({', '.join(['self', *self.params])}):", "        super().__init__()"]
@@ -155,17 +160,18 @@ class GeneratedFile:
     main: str  # the top-level class name
     weights_name: str  # default weights file next to model.py
     footer: str  # build_model / load_model source (from codegen.loader)
+    uses: frozenset[str] = frozenset()  # the global names the file refers to (the imports are chosen from them)
 
     def render(self) -> str:
         body = [h.rstrip() + "\n\n" for h in self.helpers] + [c.render() + "\n\n" for c in self.classes]
         body.append(self.footer.rstrip())
         text = "\n".join(body)
         # only the imports the file uses: an unused one (or a noqa for one) is lint noise in users' repos
-        stdlib = [f"import {m}" for m in ("json", "math", "struct") if re.search(rf"\b{m}\.", text)]
-        if re.search(r"\bPath\(", text):
+        stdlib = [f"import {m}" for m in ("json", "math", "struct") if m in self.uses]
+        if "Path" in self.uses:
             stdlib.append("from pathlib import Path")
         third = ["import torch"]
-        if re.search(r"\bF\.", text):
+        if "F" in self.uses:
             third.append("import torch.nn.functional as F")
         third.append("from torch import nn")
         header = [f'"""{_docstring(self.doc)}"""', ""] + (stdlib + [""] if stdlib else []) + third

@@ -130,6 +130,13 @@ def closure(names: Iterable[str], defs: dict[str, Definition] | None = None) -> 
     return list(done)
 
 
+def names_used(names: Iterable[str]) -> frozenset[str]:
+    """Every identifier the definitions of ``names`` and their dependencies reference (``math``, ``F``, ...):
+    what a file that inlines them must import."""
+    defs = registry()
+    return frozenset(u for name in closure(names, defs) for u in defs[name].uses)
+
+
 def inline(names: Iterable[str]) -> list[str]:
     """The source text of ``names`` and their dependencies (``closure``), one string per definition."""
     defs = registry()
