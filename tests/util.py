@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from tests.support.layouts import to_tf_layout, to_torch_layout  # noqa: F401 - the tests import them from here
 from tf2torch import api
 from tf2torch.write.torch_pt import to_torch
 
@@ -30,17 +31,6 @@ def convert_in_memory(source: str | Path, **options: Any):
     model = namespace["build_model"]()
     model.load_state_dict(state_dict(result.plans), strict=True)
     return model.eval(), result
-
-
-def to_torch_layout(x: np.ndarray) -> torch.Tensor:
-    """NHWC (TF) -> NCHW (torch) for rank >= 4; other ranks unchanged."""
-    t = torch.from_numpy(np.ascontiguousarray(x))
-    return t.movedim(-1, 1) if t.dim() >= 4 else t
-
-
-def to_tf_layout(t: torch.Tensor) -> np.ndarray:
-    t = t.detach()
-    return (t.movedim(1, -1) if t.dim() >= 4 else t).numpy()
 
 
 def max_abs(a: np.ndarray, b: np.ndarray) -> float:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from tests.support.layouts import as_interface, to_keras_layout
 from tests.support.numerics import check, float64_drift
 from tests.support.weights import LAYERS, randomise_keras
 from tests.util import convert_in_memory
@@ -57,25 +58,12 @@ def _layouts(conversion: Any, side: str) -> list[str]:
     return [entry["layout"] for entry in conversion.report.interface[side]]
 
 
-def _to_torch(x: np.ndarray, layout: str) -> torch.Tensor:
-    t = torch.from_numpy(np.ascontiguousarray(x))
-    return t.movedim(-1, 1) if layout == "channels_first" else t
-
-
 def run_torch(model: torch.nn.Module, conversion: Any, xs: list[np.ndarray]) -> list[torch.Tensor]:
     layouts = _layouts(conversion, "inputs")
     assert len(layouts) == len(xs), (layouts, [x.shape for x in xs])
     with torch.no_grad():
-        out = model(*(_to_torch(x, layout) for x, layout in zip(xs, layouts)))
+        out = model(*(as_interface(x, layout) for x, layout in zip(xs, layouts)))
     return list(out) if isinstance(out, (list, tuple)) else [out]
-
-
-def to_keras_layout(t: torch.Tensor, keras_out: np.ndarray, layout: str, where: str) -> torch.Tensor:
-    """A model output moved back to Keras's axes; its shape must be what the interface says."""
-    keras_shape = tuple(keras_out.shape[1:])
-    expected = (keras_shape[-1], *keras_shape[:-1]) if layout == "channels_first" else keras_shape
-    assert tuple(t.shape[1:]) == expected, f"{where}: torch shape {tuple(t.shape)}, expected (N, *{expected})"
-    return t.movedim(1, -1) if layout == "channels_first" else t
 
 
 @dataclass
@@ -114,7 +102,7 @@ def check_controlled(model: torch.nn.Module, conversion: Any, xs: list[np.ndarra
                      label: str) -> None:
     """The project's rule (tests/support/numerics.py) per output: within 1e-6 relative, or within a few times
     the converted model's own float32 rounding (its float64 drift on the same inputs)."""
-    feed = [_to_torch(x, layout) for x, layout in zip(xs, _layouts(conversion, "inputs"), strict=True)]
+    feed = [as_interface(x, layout) for x, layout in zip(xs, _layouts(conversion, "inputs"), strict=True)]
     outs = run_torch(model, conversion, xs)
     for i, (t, k, layout) in enumerate(zip(outs, expected, _layouts(conversion, "outputs"), strict=True)):
         drift = float64_drift(model, feed, lambda out, i=i: out[i] if isinstance(out, (list, tuple)) else out)

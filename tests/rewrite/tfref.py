@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from tests.conftest import require_keras, require_tf
+from tests.support.layouts import cl_to_cf  # noqa: F401 - the grids import it from here
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -44,12 +45,6 @@ def weights(case_id: str, *shape: int) -> np.ndarray:
 def case_label() -> str:
     """The running test's id, for printed error sizes."""
     return os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0].rpartition("::")[2]
-
-
-def cl_to_cf(a) -> torch.Tensor:
-    """Channels-last array (N, *spatial, C) as a channels-first torch tensor (N, C, *spatial)."""
-    a = np.asarray(a)
-    return torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, -1, 1)))
 
 
 def conv_weight(w: np.ndarray) -> torch.Tensor:
