@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import require_tf
 from tests.support.numerics import check, float64_drift
 from tests.test_hostile import refuses_without_output, run_cli
 from tests.util import convert_in_memory, to_torch_layout
@@ -149,12 +148,3 @@ def test_weights_only_is_a_usage_error(tmp_path):
     result = run_cli("convert", FIXTURES / "cnn.tflite", "-o", tmp_path / "out", "--weights-only")
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "--weights-only" in result.stderr and not (tmp_path / "out").exists()
-
-
-@pytest.mark.tf  # verify loads TensorFlow first
-def test_verify_says_it_does_not_run_tflite_yet(tmp_path):
-    require_tf()
-    out = tmp_path / "out"
-    assert run_cli("convert", FIXTURES / "cnn.tflite", "-o", out).exit_code == 0
-    result = run_cli("verify", FIXTURES / "cnn.tflite", out)
-    assert result.exit_code == 2 and "verify does not run .tflite models yet" in result.stderr, result.stderr

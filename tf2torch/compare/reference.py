@@ -107,6 +107,7 @@ ACTIVATIONS = {
     "relu6": lambda x: np.clip(x, 0, 6),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
+    "hard_tanh": lambda x: np.clip(x, -1, 1),  # TFLite's fused RELU_N1_TO_1
     "softplus": lambda x: np.logaddexp(0, x),
 }
 

@@ -8,6 +8,7 @@ cannot run (``Tf2TorchError``: TensorFlow missing, unreadable OUTDIR, bad inputs
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,8 @@ def verify(
 
     Args:
         source: what was converted: a Keras ``.keras`` / ``.h5`` file, a TF1 checkpoint prefix with
-            its ``.meta`` graph, a frozen GraphDef ``.pb``, or a SavedModel directory (final outputs only).
+            its ``.meta`` graph, a frozen GraphDef ``.pb``, a SavedModel directory (final outputs only), or a
+            ``.tflite`` model (run in the LiteRT interpreter, every tensor kept).
         out_dir: the output directory of ``tf2torch convert`` (``model.py``, weights, ``report.json``).
         input_shape: with the batch axis, in the PyTorch model's layout (default: the TF model's
             input shape, batch 2).
@@ -82,7 +84,7 @@ def verify(
         ref = _reference(source, outdir, tuple(tf_inputs), tuple(tf_outputs))
         data = make_inputs(ref.input_specs(), input_shape, inputs, seed)
         stage("running TensorFlow")
-        with full_float32(import_tf()):
+        with full_float32(import_tf()) if ref.kind != "tflite" else nullcontext():  # LiteRT runs on the CPU
             tf_run = ref.run(data.tf)
         stage("loading the PyTorch model")
         model = run_torch.load_model(out_dir)
@@ -127,8 +129,9 @@ def _reference(source: Path, outdir: OutDir, tf_inputs: tuple[str, ...], tf_outp
 
         return SavedModelReference(where, outdir)
     if kind is Kind.TFLITE:
-        raise UsageError(f"{source}: verify does not run .tflite models yet (against the LiteRT interpreter is "
-                         "planned); tf2torch's tests compare converted TFLite models with the interpreter")
+        from .run_tflite import LiteReference
+
+        return LiteReference(where, outdir)
     from ..readers.detect import read
     from .run_tf import KerasReference
 
