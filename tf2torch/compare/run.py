@@ -8,8 +8,8 @@ cannot run (``Tf2TorchError``: TensorFlow missing, unreadable OUTDIR, bad inputs
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
