@@ -8,6 +8,7 @@ functions that need them, so ``import tf2torch`` stays cheap.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,8 +113,7 @@ def convert(
         >>> sorted(result.files)
         ['model.py', 'model.safetensors', 'report.json']
     """
-    from . import hf, pipelines
-    from .pipelines.contract import enforce
+    from . import hf
 
     options = ConvertOptions.build(options, **kwargs)
     if options.hf_config is not None:
@@ -133,7 +133,21 @@ def convert(
         return convert_repo(source, out_dir, hf_class=options.hf_class, dtype=options.dtype, force=options.force,
                             dry_run=options.dry_run, report_path=options.report_path, progress=progress)
     options.rule_set  # noqa: B018  (loaded before the source is read: a bad rules file fails first)
+    from .readers.tflite.task import is_task
+
+    if is_task(Path(source)):
+        return _convert_task(Path(source), out_dir, options, progress)
+    if options.member is not None:
+        raise UsageError(f"{source}: --member chooses a model of a MediaPipe .task bundle; this is none")
     spec = read(source, verify_crc=options.verify_crc, config=options.config)
+    return _convert_spec(spec, source, out_dir, options, progress)
+
+
+def _convert_spec(spec: ModelSpec, source: str | Path, out_dir: str | Path | None, options: ConvertOptions,
+                  progress: Callable[[TensorPlan, int], None] | None) -> Conversion:
+    from . import pipelines
+    from .pipelines.contract import enforce
+
     outcome = pipelines.run(spec, options)
     enforce(outcome.report, options, source, out_dir)
     if options.report_path is not None:
@@ -151,6 +165,38 @@ def convert(
     conversion.files = write_outputs(Path(out_dir), outcome.plans, outcome.report, outcome.model_source,
                                      options.weights_format, outcome.taps, force=options.force, progress=progress)
     return conversion
+
+
+def _convert_task(source: Path, out_dir: str | Path | None, options: ConvertOptions,
+                  progress: Callable[[TensorPlan, int], None] | None) -> Conversion:
+    """A MediaPipe bundle: the ``--member`` model into ``out_dir``, or every model into ``out_dir/<name>``,
+    all converted before anything is written, and written all or nothing."""
+    from .readers.tflite.task import read_task
+
+    models = read_task(source, options.member)
+    if options.member is not None:
+        return _convert_spec(models[0][1], source, out_dir, options, progress)
+    if options.report_path is not None:
+        raise UsageError(f"{source}: --report writes one report; a bundle's models each get OUT/<name>/report.json "
+                         "(or pass --member NAME)")
+    dry = dataclasses.replace(options, dry_run=True)
+    done = {name: _convert_spec(spec, source, None, dry, None) for name, spec in models}
+    first = next(iter(done.values()))
+    result = Conversion(first.report, first.plans, first.model_source, None, members=done)
+    if options.dry_run:
+        return result
+    if out_dir is None:
+        raise UsageError("convert needs an output directory (-o OUTDIR) unless --dry-run")
+    from .write.atomic import staged_output
+    from .write.output import write_outputs
+
+    with staged_output(Path(out_dir), force=options.force) as staging:
+        for name, c in done.items():
+            c.files = write_outputs(staging / name, c.plans, c.report, c.model_source, options.weights_format,
+                                    c.taps, progress=progress)
+            c.out_dir = Path(out_dir) / name
+    result.out_dir, result.files = Path(out_dir), [f"{name}/{f}" for name, c in done.items() for f in c.files]
+    return result
 
 
 def verify(source: str | Path, out_dir: str | Path, **options: Any):

@@ -77,7 +77,14 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
     """List the variables (and layers) of SOURCE without reading tensor data."""
     from . import api, summary
     from .progress import Progress
+    from .readers.tflite.task import is_task
 
+    if is_task(source):  # a MediaPipe bundle: its members, the models among them
+        try:
+            _emit_json(summary.task_json(source)) if as_json else click.echo(summary.render_task(source))
+        except Tf2TorchError as exc:
+            _fail(exc)
+        return
     try:
         spec = api.read(source, verify_crc=not no_verify_crc)
         result = summary.summarize(spec)
@@ -118,6 +125,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("--graph-output", "graph_outputs", multiple=True, metavar="NODE",
               help="A TF graph's output node (default: the ops its float inputs feed last); repeatable.")
 @click.option("--signature", metavar="NAME", help="A SavedModel's signature to convert (default: serving_default).")
+@click.option("--member", metavar="NAME", help="A .task bundle's model to convert into OUT (default: every model, "
+              "each into OUT/<name>/; `inspect` lists them).")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
 @click.option("--no-transpose", "transpose", flag_value=False, default=True, help="Bare checkpoints: keep TF layouts.")
 @click.option("--input-shape", callback=_shape,
@@ -158,15 +167,18 @@ def convert(source: Path, out_dir: Path | None, suggest_rules: bool, run_verify:
             result = api.convert(source, out_dir, options, progress=bar)
     except Tf2TorchError as exc:
         _fail(exc)
-    report = result.report
+    reports = {name: c.report for name, c in result.members.items()} or {"": result.report}  # a .task: each model's
     if as_json:
-        _emit_json(report.to_json())
-    elif options.dry_run or verbose:
-        click.echo(report.render(verbose=True))
-    elif not quiet:
-        attention = [e for e in report.entries if e.status in ("unexpected", "missing") and not e.allowed]
-        if attention:  # quiet on a clean success; the full report is in OUTDIR/report.json
-            click.echo(report.render(verbose=False), err=True)
+        _emit_json(result.report.to_json() if "" in reports else {n: r.to_json() for n, r in reports.items()})
+    for name, report in reports.items() if not as_json else ():
+        if name and (options.dry_run or verbose or not quiet):
+            click.echo(f"== {name} ({out_dir / name if out_dir else 'dry run'})", err=not (options.dry_run or verbose))
+        if options.dry_run or verbose:
+            click.echo(report.render(verbose=True))
+        elif not quiet:
+            attention = [e for e in report.entries if e.status in ("unexpected", "missing") and not e.allowed]
+            if attention:  # quiet on a clean success; the full report is in OUTDIR/report.json
+                click.echo(report.render(verbose=False), err=True)
     if run_verify and not options.dry_run:
         ctx = click.get_current_context()
         ctx.invoke(verify, source=source, out_dir=out_dir, input_shape=options.input_shape, quiet=quiet,

@@ -53,6 +53,7 @@ class ConvertOptions:
     weights_only: bool = False
     graph_outputs: tuple[str, ...] = ()
     signature: str | None = None
+    member: str | None = None  # a MediaPipe .task bundle's model to convert (default: every one, each in OUT/<name>)
     hf_class: str | None = None  # a transformers repo's PyTorch class (default: the config's, without 'TF')
     hf_config: str | Path | None = None  # an original TF1 checkpoint's model config: convert it to a transformers repo
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .errors import FormatError, Tf2TorchError
@@ -140,4 +141,30 @@ def render(summary: Summary) -> str:
         lines.append(f"note: {note}")
     for bad in summary.bad:
         lines.append(f"BAD {bad['name']}: {bad['error']}")
+    return "\n".join(lines)
+
+
+def task_json(path: Path) -> dict[str, Any]:
+    """A MediaPipe ``.task`` bundle: its members, and each model's summary (as ``inspect`` of a .tflite)."""
+    from .readers.tflite.task import members, read_task
+
+    listed = members(path)
+    models = dict(read_task(path))
+    return {"source": str(path), "format": "task",
+            "members": [{"name": m.name, "bytes": m.size, "stored": m.stored, "model": m.model_name or None}
+                        for m in listed],
+            "models": {name: summarize(spec).to_json() for name, spec in models.items()}}
+
+
+def render_task(path: Path) -> str:
+    from .readers.tflite.task import members, read_task
+
+    listed = members(path)
+    models = dict(read_task(path))
+    width = max(len(m.name) for m in listed)
+    lines = [f"{path} (MediaPipe task bundle): {len(listed)} members, {len(models)} TFLite models",
+             *(f"  {m.name:<{width}}  {m.size:>12,} bytes  {'stored' if m.stored else 'deflated':<8}  "
+               f"{'model -> OUT/' + m.model_name if m.is_model else '-'}" for m in listed)]
+    for name, spec in models.items():
+        lines += ["", f"== {name}", render(summarize(spec))]
     return "\n".join(lines)

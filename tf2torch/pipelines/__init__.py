@@ -49,6 +49,8 @@ class Conversion:
     out_dir: Path | None  # None for a dry run
     files: list[str] = field(default_factory=list)
     taps: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path (for verify)
+    # A .task bundle converted whole: each model's own conversion, by its OUT/<name> (report: the first's)
+    members: dict[str, Conversion] = field(default_factory=dict)
 
 
 # The first mode whose test holds converts the source. Order matters: --model wins over an architecture

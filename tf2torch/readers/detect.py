@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from pathlib import Path
 
-from ..errors import FormatError
+from ..errors import FormatError, UsageError
 from ..spec import ModelSpec
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
@@ -27,6 +27,7 @@ class Kind(enum.StrEnum):
     KERAS_ZIP = "keras-zip"
     GRAPH_DEF = "graphdef"  # a frozen GraphDef .pb
     TFLITE = "tflite"  # a TFLite flatbuffer (.tflite)
+    TASK = "task"  # a MediaPipe task bundle (.task): a zip of .tflite models
 
 
 def _magic(path: Path, n: int = 8) -> bytes:
@@ -91,6 +92,12 @@ def detect(path: Path) -> tuple[Kind, Path]:
         expected = "a zip archive (Keras 3 .keras)" if path.suffix == ".keras" else "an HDF5 file"
         raise FormatError(f"{path}: expected {expected}, found {'an empty file' if not magic else 'other bytes'} "
                           f"(first bytes {magic[:8]!r}); is it the right file, fully downloaded?")
+    if path.is_file() and path.suffix == ".task":
+        magic = _magic(path)
+        if not magic.startswith(ZIP_MAGIC):
+            raise FormatError(f"{path}: expected a MediaPipe task bundle (a zip), found "
+                              f"{'an empty file' if not magic else repr(magic[:8])}; is it fully downloaded?")
+        return Kind.TASK, path
     if path.is_file() and (path.suffix == ".tflite" or _magic(path)[4:8] == TFLITE_IDENTIFIER):
         magic = _magic(path)
         if magic[4:8] != TFLITE_IDENTIFIER:
@@ -141,6 +148,14 @@ def read(path: Path, *, verify_crc: bool = True, config: Path | None = None) -> 
         from .tflite.reader import read_tflite
 
         spec = read_tflite(where)
+    elif kind is Kind.TASK:
+        from .tflite.task import read_task
+
+        found = read_task(where)
+        if len(found) != 1:
+            raise UsageError(f"{path}: a task bundle of {len(found)} models ({', '.join(n for n, _ in found)}); "
+                             "`tf2torch convert` writes each into OUTDIR/<name>/, or pass --member NAME")
+        spec = found[0][1]
     elif kind is Kind.KERAS_H5:
         from .keras_h5 import read_keras_h5
 

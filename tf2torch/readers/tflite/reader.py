@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...dtypes import BY_NAME
 from ...errors import FormatError
@@ -18,6 +19,9 @@ from . import schema as S
 from .flatbuf import Table, root
 from .model import LiteBuffer, LiteModel, LiteOperator, LiteSignature, LiteSubgraph, LiteTensor, Quantization
 
+if TYPE_CHECKING:
+    import numpy as np
+
 MAX_RANK = 16  # TFLite kernels take at most 6 dimensions; more is a forged shape
 FLOAT_DTYPES = ("float32", "float16", "float64")
 
@@ -25,7 +29,11 @@ FLOAT_DTYPES = ("float32", "float16", "float64")
 def read_tflite(path: Path) -> ModelSpec:
     """The ``ModelSpec`` of a ``.tflite`` file: its float constant tensors of subgraph 0 as variables, the
     decoded model behind ``spec.tflite``."""
-    model = read_model(path)
+    return tflite_spec(read_model(path), path)
+
+
+def tflite_spec(model: LiteModel, path: Path) -> ModelSpec:
+    """The ``ModelSpec`` of a decoded model; ``path`` names it (a ``.task`` member: ``x.task/name.tflite``)."""
     graph = model.subgraphs[0]
     weights = []
     for index, name in weight_names(model, graph).items():
@@ -59,7 +67,6 @@ def _loader(model: LiteModel, tensor: LiteTensor):
 def read_model(path: Path) -> LiteModel:
     from ...pages import map_file
 
-    where = str(path)
     try:
         with path.open("rb") as f:
             size = path.stat().st_size
@@ -69,6 +76,14 @@ def read_model(path: Path) -> LiteModel:
             data = map_file(f, 0, size)
     except OSError as exc:
         raise FormatError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_model(data, str(path))
+
+
+def parse_model(data: np.ndarray, where: str) -> LiteModel:
+    """Decode a TFLite flatbuffer held in ``data`` (uint8, mapped or in memory); ``where`` names it."""
+    path, size = where, len(data)
+    if size < 8:
+        raise FormatError(f"{where}: a TFLite model has at least 8 bytes (root offset, 'TFL3'), found {size}")
     buf = memoryview(data)
     if bytes(buf[4:8]) != S.FILE_IDENTIFIER:
         raise FormatError(f"{path}: expected the TFLite identifier 'TFL3' at bytes 4..8, found {bytes(buf[4:8])!r}; "
