@@ -45,6 +45,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("strings", 3, t.make_strings, t.run_strings, "DT_STRING tensor layout"),
     Target("convert", 5, k.make_convert, k.run_convert, "api.convert(dry_run=True), plans produced on 30%"),
     Target("tflite", 5, lite.make_tflite, lite.run_tflite, ".tflite flatbuffer: tables, buffers, lowering"),
+    Target("task", 3, lite.make_task, lite.run_task, "MediaPipe .task zip: names, sizes, members, each model"),
 )}
 
 

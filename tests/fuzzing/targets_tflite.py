@@ -48,3 +48,40 @@ def run_tflite(path: Path, case: Case) -> None:
             raise InvariantError(f"{var.name}: read {array.dtype}{array.shape}, declared {var.dtype.name}{var.shape}")
     result = api.convert(path, None, dry_run=True)
     compile(result.model_source or "", "model.py", "exec")
+
+
+_NAMES = ("a.tflite", "sub/b.tflite", "labels.txt", "../up.tflite", "/abs.tflite", "a.tflite", "c:/d.tflite",
+          "x/../../y.tflite", "", "n\x00.tflite", "weird name;.tflite")
+
+
+def make_task(rng: random.Random) -> Case:
+    """A MediaPipe bundle of the fixtures (stored or deflated, sometimes mutated models, hostile names),
+    then, half the time, the zip's own bytes mutated (headers, central directory, sizes)."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for _ in range(rng.randint(1, 3)):
+            data = (FIXTURES / "tflite" / rng.choice(SEEDS)).read_bytes()
+            if rng.random() < 0.3:
+                data = bytes(_words(rng, bytearray(data)))
+            name = rng.choice(_NAMES) if rng.random() < 0.3 else rng.choice(_NAMES[:3])
+            method = rng.choice((zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED))
+            try:
+                zf.writestr(zipfile.ZipInfo(name or "empty", (1980, 1, 1, 0, 0, 0)), data, compress_type=method)
+            except ValueError:  # zipfile's own refusals of a name (NUL): the case goes on without it
+                pass
+    data = buf.getvalue()
+    if rng.random() < 0.5:
+        data = bytes(_words(rng, bytearray(data))) if rng.random() < 0.6 else mutate_bytes(rng, data)
+    return one_file("bundle.task", data)
+
+
+def run_task(path: Path, case: Case) -> None:
+    from tf2torch import api, summary
+
+    summary.render_task(path)  # every member checked, every model read and surveyed
+    result = api.convert(path, None, dry_run=True)
+    for conversion in result.members.values():
+        compile(conversion.model_source or "", "model.py", "exec")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,7 @@ MAX_DEFLATE_RATIO = 1100  # deflate cannot exceed ~1032:1; a higher declared rat
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... file name length, extra field length
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, NotImplementedError,
-               RuntimeError, struct.error, UnicodeDecodeError)
+               RuntimeError, struct.error, UnicodeDecodeError, zlib.error)
 
 
 @dataclass(frozen=True)
