@@ -151,6 +151,35 @@ def wide_dense(keras):
     return keras.Model(inp, keras.layers.Dense(64, activation="relu")(inp))
 
 
+def prelu_pad(keras):
+    """PRELU (a PReLU shared over the spatial axes: one slope per channel) and PADV2 (tf.pad with a
+    constant value other than 0) between stride-2 SAME convs."""
+    tf = require_tf()
+    L = keras.layers
+    inp = keras.Input((5, 6, 3))
+    x = L.PReLU(shared_axes=[1, 2])(L.Conv2D(4, 3)(inp))
+    x = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [0, 1], [0, 0]], constant_values=0.5))(x)
+    return keras.Model(inp, L.Conv2D(3, 3, strides=2, padding="same")(x))
+
+
+def squeeze_dynamic(keras):
+    """SQUEEZE: TF's converter writes it only where the input's other sizes are open (a RESHAPE otherwise)."""
+    tf = require_tf()
+    L = keras.layers
+    inp = keras.Input((None, 1, 3))
+    return keras.Model(inp, L.Activation("tanh")(L.Lambda(lambda t: tf.squeeze(t, axis=2) * 1.5)(inp)))
+
+
+def lstm(keras):
+    """UNIDIRECTIONAL_SEQUENCE_LSTM: TF's converter fuses a tf_keras LSTM of a fixed batch size (two stacked,
+    the second returning its last step through a STRIDED_SLICE), then a Dense."""
+    L = keras.layers
+    inp = keras.Input((7, 4), batch_size=1)
+    x = L.LSTM(6, return_sequences=True)(inp)
+    x = L.LSTM(5)(x)
+    return keras.Model(inp, L.Dense(3)(x))
+
+
 def mobilenet_v2(keras):
     return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=10,
                                           classifier_activation=None)  # logits: a softmax would hide errors
@@ -163,13 +192,17 @@ def mobilenet_v3_small(keras):
 
 MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
                                "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes, "blocks": blocks,
-                               "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small}
+                               "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
+                               "prelu_pad": prelu_pad, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
+TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's converter fuses only its LSTM
 
 
 def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quantize: str = "") -> Path:
     """The model ``name`` with random seeded weights, through TF's TFLite converter; ``quantize``:
     "dynamic_range" (int8 weights) or "full_integer" (int8 everywhere, from a representative dataset)."""
     tf, keras = require_tf(), require_keras()
+    if name in TF_KERAS:
+        import tf_keras as keras
     keras.utils.set_random_seed(seed)
     model = MODELS[name](keras)
     _randomise(model, seed)

@@ -32,6 +32,7 @@ from .reference import Probe, TFRun
 
 INSTALL_HINT = "pip install ai-edge-litert (or 'tf2torch[tf]': TensorFlow's tf.lite.Interpreter)"
 # TFLite's fused activations, as compare.reference.ACTIVATIONS names them (None: nothing to apply).
+_OWN_ACTIVATION = frozenset({"UNIDIRECTIONAL_SEQUENCE_LSTM"})
 _FUSED = {"NONE": None, "RELU": "relu", "RELU6": "relu6", "TANH": "tanh", "RELU_N1_TO_1": "hard_tanh"}
 
 
@@ -118,7 +119,9 @@ class LiteReference:
                                               "it between SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND, the module "
                                               "before its crop"), -1))
             else:
-                activation = _FUSED.get(str(op.options.get("fused_activation_function", "NONE")))
+                # (an LSTM's fused_activation_function is its cell activation, inside the module)
+                fused = "NONE" if op.op in _OWN_ACTIVATION else str(op.options.get("fused_activation_function", "NONE"))
+                activation = _FUSED.get(fused)
                 found.append((op.index, Probe(name, _out_name(graph, op), module, "cf", activation=activation or ""),
                               op.outputs[0]))
         found.sort(key=lambda item: item[0])

@@ -152,8 +152,11 @@ def matmul(ctx: Ctx) -> Converted:
 
 @converter(TF + "Pad", wants="keras")
 def pad(ctx: Ctx) -> Converted:
-    """Reflect padding of the spatial axes (TF's MirrorPad REFLECT), in TF's layout."""
+    """Reflect padding of the spatial axes (TF's MirrorPad REFLECT), or ``mode="constant"``: every axis but the
+    batch padded with ``value`` (TF's PadV2), in TF's layout."""
     padding, mode = ctx.config.get("padding"), ctx.config.get("mode")
+    if mode == "constant":
+        return _constant_pad(ctx, padding, ctx.config.get("value"))
     if mode != "reflect" or not isinstance(padding, list) or len(padding) != ctx.x.rank - 2:
         raise ctx.unsupported(f"config mode {mode!r} / padding {padding!r}")
     flat = []  # F.pad lists the last axes first; channels (last) are not padded
@@ -165,6 +168,18 @@ def pad(ctx: Ctx) -> Converted:
     # torch pads channels-first images: move channels first for the pad, then back
     expr = n.call("F.pad", n.X.m("movedim", -1, 1), tuple(flat[2:]), mode="reflect").m("movedim", 1, -1)
     return Converted((Op(expr),), (TensorInfo(shape, "keras"),))
+
+
+def _constant_pad(ctx: Ctx, padding: object, value: object) -> Converted:
+    if not isinstance(padding, list) or len(padding) != ctx.x.rank - 1 or not isinstance(value, float):
+        raise ctx.unsupported(f"config padding {padding!r} / value {value!r}")
+    flat: list[int] = []  # F.pad lists the last axis first
+    for pair in reversed(padding):
+        flat += [int(pair[0]), int(pair[1])]
+    while flat[-2:] == [0, 0] and len(flat) > 2:  # the leading unpadded axes need no entry
+        flat = flat[:-2]
+    shape = tuple(None if s is None else s + a + b for s, (a, b) in zip(ctx.x.shape, padding))
+    return Converted((Op(n.call("F.pad", n.X, tuple(flat), value=value)),), (TensorInfo(shape, "keras"),))
 
 
 @converter(TF + "Tile", wants="keras")

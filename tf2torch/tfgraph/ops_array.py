@@ -80,7 +80,10 @@ def reshape_to(ctx: NodeCtx, x: Tensor, shape: TFShape) -> Tensor:
         return x
     if len(shape) == 2 and len(x.shape) > 2:  # a Flatten (a following Dense permutes its rows, not the data)
         return ctx.layer("Flatten", {"data_format": "channels_last"}, [x], shape)
-    return ctx.layer("Reshape", {"target_shape": list(shape[1:])}, [x], shape)
+    target = list(shape[1:])
+    if target.count(None) == 1:  # one size open (a squeezed sequence of any length): Keras's -1 infers it
+        target[target.index(None)] = -1
+    return ctx.layer("Reshape", {"target_shape": target}, [x], shape)
 
 
 def _reshaped_const(ctx: NodeCtx, value: Const, shape: list[int]) -> Const:
@@ -179,9 +182,14 @@ def concat(ctx: NodeCtx) -> tuple[Value, ...]:
 def pad(ctx: NodeCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     pads = ctx.const(1, "paddings").array().astype(np.int64).tolist()
-    if ctx.op == "PadV2" and _nonzero(ctx.const(2, "constant value")):
-        raise ctx.unsupported("padding with a value other than 0")
     rank = len(x.shape)
+    if ctx.op == "PadV2" and _nonzero(ctx.const(2, "constant value")):
+        value = ctx.const(2, "constant value").array()
+        if value.size != 1 or len(pads) != rank or any(pads[0]):
+            raise ctx.unsupported(f"padding {pads} with the value {value.tolist()}: one value, the batch axis unpadded")
+        shape = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:], pads[1:])))
+        config = {"mode": "constant", "value": float(value.reshape(-1)[0]), "padding": pads[1:]}
+        return (ctx.layer(TF + "Pad", config, [x], shape),)
     if len(pads) != rank or rank not in (3, 4, 5) or any(pads[0]) or any(pads[-1]):
         raise ctx.unsupported(f"paddings {pads}: only the spatial axes of a channels-last tensor are padded")
     spatial = pads[1:-1]

@@ -16,7 +16,7 @@ from ..tfgraph.base import BATCH, BatchTimes, Const, ShapeVec, Tensor, Value
 from .base import LiteCtx, lite_op
 
 _REDUCE = {"MEAN": "Mean", "SUM": "Sum", "REDUCE_MAX": "Max", "REDUCE_MIN": "Min", "REDUCE_PROD": "Prod"}
-_SAME_INPUTS = {"TRANSPOSE": "Transpose", "EXPAND_DIMS": "ExpandDims", "PAD": "Pad",
+_SAME_INPUTS = {"TRANSPOSE": "Transpose", "EXPAND_DIMS": "ExpandDims", "PAD": "Pad", "PADV2": "PadV2",
                 "SLICE": "Slice", "SHAPE": "Shape", "TILE": "Tile"}
 
 
@@ -146,3 +146,9 @@ def depth_to_space(ctx: LiteCtx) -> tuple[Value, ...]:
     (y,) = ctx.tf("Reshape", [x, ShapeVec(split)])
     (y,) = ctx.tf("Transpose", [y, ctx.folded(np.array(perm, dtype=np.int32))])
     return ctx.tf("Reshape", [y, ShapeVec(out)])
+
+
+@lite_op("SQUEEZE")
+def squeeze(ctx: LiteCtx) -> tuple[Value, ...]:
+    # TFLite keeps TF's squeeze_dims in the options (empty: every axis of size 1)
+    return ctx.tf("Squeeze", [ctx.value(0)], {"squeeze_dims": list(ctx.option("squeeze_dims", ()))})

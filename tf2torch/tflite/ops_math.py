@@ -85,3 +85,16 @@ def dequantize(ctx: LiteCtx) -> tuple[Value, ...]:
     f32 = dataclasses.replace(var, dtype=dtypes.BY_NAME["float32"], nbytes=var.nbytes * 2,
                               loader=lambda: var.read().astype("<f4"))
     return (Const(f32, weight=value.weight),)
+
+
+@lite_op("PRELU")
+def prelu(ctx: LiteCtx) -> tuple[Value, ...]:
+    """max(x, 0) + alpha * min(x, 0) with a constant ``alpha`` broadcast against x's trailing axes (Keras's
+    PReLU weight without its batch axis, ones on its shared axes): Keras's PReLU layer."""
+    x, alpha = ctx.tensor(0), ctx.const(1, "alpha")
+    rank = len(x.shape) - 1  # the weight has no batch axis
+    if len(alpha.shape) > rank:
+        raise ctx.unsupported(f"alpha of shape {list(alpha.shape)} for an input of shape {list(x.shape)}")
+    alpha = ctx.reshaped(alpha, (1,) * (rank - len(alpha.shape)) + tuple(alpha.shape))
+    shared = [i + 1 for i, s in enumerate(alpha.shape) if s == 1 and x.shape[i + 1] != 1]
+    return (ctx.layer("PReLU", {"shared_axes": shared or None}, [x], x.shape, weights=[("alpha", alpha)]),)

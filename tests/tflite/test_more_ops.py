@@ -1,0 +1,40 @@
+"""TFLite operators TF's converter writes only for particular models: UNIDIRECTIONAL_SEQUENCE_LSTM (a tf_keras
+LSTM of a fixed batch size), PRELU, PADV2 (a constant other than 0), SQUEEZE (open sizes), each compared
+with the LiteRT interpreter's builtin kernels on a seeded input under the error rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tests.support.numerics import check, float64_drift
+from tests.tflite.models import _interpreter, make_tflite
+from tests.tflite.test_models import compare
+from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
+
+pytestmark = pytest.mark.tf
+
+
+@pytest.mark.parametrize("name", ["lstm", "prelu_pad"])
+def test_against_interpreter(tmp_path, name):
+    result = compare(make_tflite(tmp_path, name))
+    source = result.model_source
+    assert ("TFLiteLSTM(" in source) if name == "lstm" else ("nn.PReLU" in source and "value=0.5" in source)
+
+
+def test_squeeze_with_open_sizes(tmp_path):
+    path = make_tflite(tmp_path, "squeeze_dynamic")
+    model, result = convert_in_memory(path)
+    x = np.random.default_rng(1).normal(size=(2, 9, 1, 3)).astype(np.float32)  # a length the file leaves open
+    interp = _interpreter(path)
+    index = interp.get_input_details()[0]["index"]
+    interp.resize_tensor_input(index, list(x.shape))
+    interp.allocate_tensors()
+    interp.set_tensor(index, x)
+    interp.invoke()
+    expected = interp.get_tensor(interp.get_output_details()[0]["index"])
+    feed = [to_torch_layout(x)]  # an image-shaped input: channels-first in the converted model
+    with torch.no_grad():
+        out = model(*feed)
+    check(to_tf_layout(out), expected, "squeeze_dynamic", float64_drift(model, feed))
