@@ -6,27 +6,27 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_tf
 from tests.test_hostile import run_cli
-from tests.tflite.models import make_tflite
 from tf2torch.cli import EXIT_ERROR, EXIT_MISMATCH, EXIT_OK
 
 pytestmark = pytest.mark.tf
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tflite"
 
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
-    """The convs model (stride-2 SAME, a dilated conv, depthwise, fused activations) and its OUT."""
+    """The committed fixture CNN (TF's converter: a conv with a fused RELU, a batch norm as MUL / ADD, a
+    depthwise conv, a (3, 1) stride-2 SAME conv, a Dense) and its OUT."""
     require_tf()
-    folder = tmp_path_factory.mktemp("verify_tflite")
-    path = make_tflite(folder, "convs")
-    out = folder / "out"
-    result = run_cli("convert", path, "-o", out)
+    out = tmp_path_factory.mktemp("verify_tflite") / "out"
+    result = run_cli("convert", FIXTURES / "cnn.tflite", "-o", out)
     assert result.exit_code == EXIT_OK, result.stderr
-    return path, out
+    return FIXTURES / "cnn.tflite", out
 
 
 def _verify(path, out, tmp_path):
@@ -42,9 +42,9 @@ def test_verify_matches(converted, tmp_path):
     assert result.exit_code == EXIT_OK, result.output + result.stderr
     layers = [r for r in data["rows"] if r["kind"] == "layer"]
     kinds = {r["name"].split()[0] for r in layers}
-    assert {"CONV_2D", "DEPTHWISE_CONV_2D"} <= kinds, kinds
+    assert {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"} <= kinds, kinds
     assert all(r["status"] == "ok" for r in layers if r["torch"]), layers  # every hooked layer compared
-    assert any("relu6" in r["note"] for r in layers)  # the fused activation applied to the conv's output
+    assert any("'relu'" in r["note"] for r in layers)  # the fused activation applied to the conv's output
 
 
 def test_verify_names_the_corrupted_operator(converted, tmp_path):
@@ -57,7 +57,7 @@ def test_verify_names_the_corrupted_operator(converted, tmp_path):
         (bad / f.name).write_bytes(f.read_bytes())
     weights = load_file(str(out / "model.safetensors"))
     # the first depthwise conv's kernel: every operator after it diverges too, the first is named
-    key = next(k for k in weights if k.endswith("depthwise_conv2d_1.weight"))
+    key = next(k for k in weights if k.endswith("dw1_1.weight"))
     weights[key] = weights[key] * 1.01
     save_file(weights, str(bad / "model.safetensors"))
     result, data = _verify(path, bad, tmp_path)
