@@ -78,7 +78,8 @@ class VerifyResult:
     def render(self) -> str:
         """The table in network order (layers, then the final outputs) and a one-line verdict."""
         shapes = ", ".join(f"{i['name']} {tuple(i['shape'])}" for i in self.inputs)
-        lines = [f"{self.source} (TensorFlow, {self.source_kind}) vs {self.out_dir} (PyTorch, {self.mode}); "
+        runtime = "LiteRT" if self.source_kind == "tflite" else "TensorFlow"  # a .tflite runs in the interpreter
+        lines = [f"{self.source} ({runtime}, {self.source_kind}) vs {self.out_dir} (PyTorch, {self.mode}); "
                  f"inputs: {shapes}; atol={self.atol:g} rtol={self.rtol:g}"]
         header = ("layer", "shape (TF layout)", "max abs", "max rel", "status")
         table = [header] + [(r.name, _shape(r.shape), _fmt(r.max_abs), _fmt(r.max_rel), _status(r, self))

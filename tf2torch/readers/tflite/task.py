@@ -17,12 +17,14 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...errors import FormatError, UsageError
 from ...spec import ModelSpec
 from ..detect import TFLITE_IDENTIFIER
+
+if TYPE_CHECKING:  # numpy is imported where a member is read: `inspect` of other formats never loads it
+    import numpy as np
 
 TASK_SUFFIX = ".task"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -133,6 +135,8 @@ def _head(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
 
 def _read(path: Path, m: Member) -> np.ndarray:
     """The member's bytes: a read-only mapping of the bundle (stored) or inflated in memory (deflated)."""
+    import numpy as np
+
     from ...pages import map_file
 
     try:
