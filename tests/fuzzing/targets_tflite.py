@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.fuzzing.binary import mutate_bytes
 from tests.fuzzing.seeds import FIXTURES, Case, InvariantError, one_file
 
-SEEDS = ("cnn.tflite", "cnn_fp16.tflite")
+SEEDS = ("tflite/cnn.tflite", "tflite/cnn_fp16.tflite", "tflite_custom/conv2d_transpose_bias.tflite")
 _WORDS = (0, 1, 2, 4, 0x7F, 0x80, 0xFF, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFF0)
 
 
@@ -29,7 +29,7 @@ def _words(rng: random.Random, data: bytearray) -> bytearray:
 
 
 def make_tflite(rng: random.Random) -> Case:
-    seed = (FIXTURES / "tflite" / rng.choice(SEEDS)).read_bytes()
+    seed = (FIXTURES / rng.choice(SEEDS)).read_bytes()
     roll = rng.random()
     data = bytes(_words(rng, bytearray(seed))) if roll < 0.6 else mutate_bytes(rng, seed) if roll < 0.97 \
         else b"\x10\x00\x00\x00TFL3" + rng.randbytes(rng.randrange(64))
@@ -63,7 +63,7 @@ def make_task(rng: random.Random) -> Case:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for _ in range(rng.randint(1, 3)):
-            data = (FIXTURES / "tflite" / rng.choice(SEEDS)).read_bytes()
+            data = (FIXTURES / rng.choice(SEEDS)).read_bytes()
             if rng.random() < 0.3:
                 data = bytes(_words(rng, bytearray(data)))
             name = rng.choice(_NAMES) if rng.random() < 0.3 else rng.choice(_NAMES[:3])

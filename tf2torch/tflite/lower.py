@@ -21,7 +21,7 @@ from ..spec import GraphNode, ModelSpec, Variable
 from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op converters the operators use)
 from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
-from . import ops_array, ops_math, ops_nn, ops_rnn  # noqa: F401  (registration)
+from . import ops_array, ops_custom, ops_math, ops_nn, ops_rnn  # noqa: F401  (registration)
 from .atrous import fold_atrous
 from .base import LiteCtx, lookup_lite, supported
 
@@ -53,7 +53,7 @@ def unsupported_ops(graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> d
     """Operator kind -> names of the operators of that kind nothing converts (inspect lists them too)."""
     missing: dict[str, list[str]] = {}
     for op in operators:
-        if op.op == "CUSTOM" or lookup_lite(op.op) is None:
+        if lookup_lite(op.kind) is None:  # a custom operator's converter is registered as CUSTOM(name)
             name = readable(graph.tensors[op.outputs[0]].name) if op.outputs else f"operator {op.index}"
             missing.setdefault(op.kind, []).append(name)
     return missing
@@ -167,7 +167,7 @@ def _constant(model: LiteModel, t: LiteTensor) -> Variable:
 
 
 def _run(ctx: LiteCtx) -> tuple[Value, ...]:
-    converter = lookup_lite(ctx.op)
+    converter = lookup_lite(ctx.operator.kind)
     assert converter is not None  # _check_supported ran first
     try:
         return tuple(converter(ctx))

@@ -61,6 +61,7 @@ class LiteOperator:
     inputs: tuple[int, ...]  # tensor indices; -1 is an omitted optional input (a bias-free FULLY_CONNECTED)
     outputs: tuple[int, ...]
     options: Mapping[str, Any] = field(default_factory=dict)  # the decoded builtin options
+    custom_options: bytes = b""  # a CUSTOM operator's options, raw (each custom op has its own format)
 
     @property
     def kind(self) -> str:

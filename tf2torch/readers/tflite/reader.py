@@ -201,10 +201,11 @@ def _subgraph(t: Table, codes: list[tuple[str, str, int]], n_buffers: int, where
         if index >= len(codes):
             raise FormatError(f"{here}: operator {i} names operator code {index} of {len(codes)}; the file is corrupt")
         op, custom, version = codes[index]
+        start, size = o.bytes_view(S.OPERATOR["custom_options"]) if op == "CUSTOM" else (0, 0)  # checked in the file
         operators.append(LiteOperator(i, op, custom, version,
                                       indices(o.scalars(S.OPERATOR["inputs"], "i"), f"operator {i}'s inputs", True),
                                       indices(o.scalars(S.OPERATOR["outputs"], "i"), f"operator {i}'s outputs"),
-                                      _options(o, op, f"{here}: operator {i}")))
+                                      _options(o, op, f"{here}: operator {i}"), bytes(o.buf[start:start + size])))
     return LiteSubgraph(name, tensors, indices(t.scalars(S.SUBGRAPH["inputs"], "i"), "the inputs"),
                         indices(t.scalars(S.SUBGRAPH["outputs"], "i"), "the outputs"), tuple(operators))
 
