@@ -132,3 +132,10 @@ def test_hostile_bundles_refused(tmp_path, case):
         _bundle(path, {"m.tflite": (bytes(data), zipfile.ZIP_STORED)})
     line = refuses_without_output(tmp_path, path, needle)
     print(line)
+
+
+def test_verify_of_a_bundle_is_a_usage_error(task, tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("convert", task, "-o", out).exit_code == 0
+    result = run_cli("verify", task, out / "cnn")
+    assert result.exit_code == 2 and "verify runs one .tflite model" in result.stderr, result.stderr

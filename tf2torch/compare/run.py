@@ -128,6 +128,9 @@ def _reference(source: Path, outdir: OutDir, tf_inputs: tuple[str, ...], tf_outp
         from .run_savedmodel import SavedModelReference
 
         return SavedModelReference(where, outdir)
+    if kind is Kind.TASK:
+        raise UsageError(f"{source}: verify runs one .tflite model; extract the bundle's model (`tf2torch inspect "
+                         f"{source.name}` lists them) and verify it against its OUTDIR/<name>")
     if kind is Kind.TFLITE:
         from .run_tflite import LiteReference
 
