@@ -21,7 +21,7 @@ from ..map.plan import onto_model
 from ..map.target import target_params
 from ..plan import TensorPlan
 from ..readers.jsonsafe import load_json
-from . import CONFIG, repo, target, write
+from . import CONFIG, repo, target, ties, write
 
 
 def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: str | None = None,
@@ -51,12 +51,20 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     cls = target.model_class(transformers, target.class_name(config, hf_class, root / CONFIG), root / CONFIG)
     spec = _read(found)
     model = target.build(cls, root)
-    targets, tied = _untie(model, target_params(model))
+    all_targets = target_params(model)
+    targets, tied = _untie(model, all_targets)
     out_dtype = dtypes.by_name(dtype) if dtype else None
-    plans, report = onto_model(spec, targets, dtype=out_dtype, aliases=_aliases(spec))
+
+    def match(chosen: list[TargetParam]) -> tuple[list[TensorPlan], Report]:
+        plans, report = onto_model(spec, chosen, dtype=out_dtype, aliases=_aliases(spec))
+        _allow_ignored(model, report)
+        return plans, report
+
+    (plans, report), untied = ties.untie_output_embedding(model, all_targets, targets, tied, match(targets), match)
+    targets += [t for t in all_targets if t.key in untied]
+    tied = {k: v for k, v in tied.items() if k not in untied}
     report.mode = f"hugging-face {cls.__name__}"
     _tied_entries(report, tied)
-    _allow_ignored(model, report)
     problems = report.problems(strict=False)
     if problems:
         where = _failed_report(report, out, report_path, force)
@@ -75,6 +83,8 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     stored = _stored_dtype(plans)
     # "dtype" is what transformers >= 4.56 reads, "torch_dtype" what earlier ones read (later ones accept it)
     config_out = {**config, "architectures": [cls.__name__], "dtype": stored, "torch_dtype": stored}
+    if untied:
+        config_out["tie_word_embeddings"] = False
     original = config.get("architectures") or ["(no architectures)"]
     line = (f"Converted to PyTorch ({cls.__name__}, model.safetensors) from the TensorFlow weights "
             f"({found.weights_label}, {original[0]}) by tf2torch {__version__}.")
@@ -123,11 +133,24 @@ def _tied_entries(report: Report, dropped: dict[str, TargetParam]) -> None:
 
 
 def _allow_ignored(model: Any, report: Report) -> None:
-    patterns = target.ignored_missing(model)
+    """The class's own lists of keys its loader tolerates: absent ones (``_keys_to_ignore_on_load_missing``)
+    and extra ones (``_keys_to_ignore_on_load_unexpected``: the pooler a TF head class builds and never
+    uses, where the PyTorch class has none), matched as transformers matches them, on dotted names."""
+    missing, unexpected = target.ignored_missing(model), target.ignored_unexpected(model)
+    has_pooler = any("pooler" in name.split(".") for name, _ in model.named_modules())
     for i, e in enumerate(report.entries):
-        if e.status == "missing" and not e.allowed and target.matches_any(e.key, patterns):
+        if e.status == "unexpected" and not e.allowed and not has_pooler and "pooler" in e.source.split("/"):
+            # transformers' TF heads build the base model's pooler and never run it, where the PyTorch
+            # head builds its base with add_pooling_layer=False (MPNet's heads); its loader dropped them
+            report.entries[i] = e = replace(e, allowed="a pooler the TF head builds and never runs; the "
+                                                       "PyTorch class has none (not written)")
+        if e.status == "missing" and not e.allowed and target.matches_any(e.key, missing):
             report.entries[i] = replace(e, allowed="transformers accepts it absent "
                                                    "(the class's _keys_to_ignore_on_load_missing)")
+        dotted = e.source.removesuffix(":0").replace("/", ".")
+        if e.status == "unexpected" and not e.allowed and target.matches_any(dotted, unexpected):
+            report.entries[i] = replace(e, allowed="transformers drops it on load, not written "
+                                                   "(the class's _keys_to_ignore_on_load_unexpected)")
 
 
 def _stored_dtype(plans: list[TensorPlan]) -> str:

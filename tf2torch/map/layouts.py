@@ -155,6 +155,15 @@ TABLE: dict[str, Layout] = {
     # Weight norm's magnitude g: HF TF keeps it (K, 1, 1) for a (O, I, K) direction whose norm is taken
     # over the kernel axis; torch's parametrizations keep (1, 1, K): the same numbers, axes reversed.
     "weight_norm_g": Layout("weight_norm_g", "(K, 1, 1) -> (1, 1, K)", (_perm(2, 1, 0),)),
+    # A scalar parameter that TF keeps as a (1,) vector: CLIP's and GroupViT's logit_scale (add_weight
+    # shape=(1,)); the PyTorch twin's is a 0-d nn.Parameter.
+    "to_scalar": Layout("to_scalar", "(1,) -> ()", (_reshape(lambda s: () if s == (1,) else s),)),
+    # A bias added to a channels-first (N, C, L) output is a (C, 1) column in PyTorch (ConvBERT's
+    # separable conv) where Keras' SeparableConv1D keeps a (C,) vector.
+    "column": Layout("column", "(N,) -> (N, 1)", (_reshape(lambda s: (*s, 1)),)),
+    # A grouped linear layer (ConvBERT's GroupedLinearLayer): TF stores (out/g, in/g, g) and multiplies
+    # by its (2, 1, 0) transpose; PyTorch stores that transpose, (g, in/g, out/g).
+    "grouped_dense": Layout("grouped_dense", "(O/g, I/g, g) -> (g, I/g, O/g)", (_perm(2, 1, 0),)),
 }
 
 

@@ -60,9 +60,22 @@ def layout_for(target: TargetParam, source: Variable, rules: Rules = NO_RULES) -
         # a (1, n) row onto an (n,) vector: the same numbers (HF TF Conv1D biases)
         if rank == 2 and source.shape[0] == 1 and tuple(target.shape) == source.shape[1:]:
             return layouts.TABLE["squeeze_row"]
+        if source.shape == (1,) and tuple(target.shape) == ():  # a scalar TF keeps as (1,)
+            return layouts.TABLE["to_scalar"]
+        if rank == 1 and tuple(target.shape) == (*source.shape, 1):  # a bias broadcast over (N, C, L)
+            return layouts.TABLE["column"]
         return layouts.IDENTITY
+    # a parameter of a plain nn.Module (no torch layer to go by) holding the reversed 3-D kernel:
+    # ConvBERT's grouped linear layer
+    if kind == "Module" and rank == 3 and source.shape[::-1] == tuple(target.shape) != source.shape:
+        return layouts.TABLE["grouped_dense"]
     if kind == "Linear" and rank == 2:
-        stored_out_in = split_tf(source.name)[-1].lower() in OUT_IN_KERNELS if split_tf(source.name) else False
+        tf_leaf = split_tf(source.name)[-1].lower() if split_tf(source.name) else ""
+        # A Keras Dense names its (in, out) matrix "kernel"; a bare "weight" (an add_weight whose call
+        # decides the orientation) already in the target's shape is kept: transformers' TF models store
+        # those (out, in) (MobileBERT's head dense, RemBERT's decoder, IDEFICS' lm_head), and their
+        # TF->PT loader transposed "kernel"s only.
+        stored_out_in = tf_leaf in OUT_IN_KERNELS or (tf_leaf == "weight" and source.shape == tuple(target.shape))
         return layouts.IDENTITY if stored_out_in else layouts.TABLE["dense"]
     if kind == "Linear" and rank == 4 and source.shape[:2] == (1, 1):
         return layouts.TABLE["conv1x1_dense"]
