@@ -20,7 +20,8 @@ MASKS = ("attention_mask", "decoder_attention_mask", "image_attention_mask")
 # Output fields that are not the model's numbers: caches (a tuple in TF, a Cache object in transformers 5)
 # Heads that are one tower of a two-tower config, and that tower's sub-config
 TOWERS = {"text-tower": "text_config", "text-tower-lm": "text_config", "vision-tower": "vision_config"}
-SKIPPED_OUTPUTS = ("past_key_values", "mems", "hidden_states", "attentions")
+SKIPPED_OUTPUTS = ("past_key_values", "mems", "hidden_states", "attentions",
+                   "loss")  # ViTMAE's pretraining loss: (1,) in TF, a 0-d tensor in PyTorch
 
 
 def make_config(transformers: Any, family: Family, head: str) -> Any:
@@ -40,15 +41,18 @@ def make_inputs(family: Family, tf_class: str, seed: int) -> dict[str, np.ndarra
     out = {}
     head = TF_CLASSES[tf_class][1]
     for name, shape in family.inputs.items():
-        if name == "decoder_input_ids" and head in ("sequence-classification", "question-answering"):
+        if name == "decoder_input_ids" and head == "sequence-classification":
             continue  # the decoder reads the shifted input_ids: its EOS positions are the input's
-        if tf_class.endswith("ForMultipleChoice") and name in ("input_ids", "bbox"):
+        if tf_class.endswith("ForMultipleChoice") and name in ("input_ids", "bbox", "global_attention_mask"):
             shape = (shape[0], 2, *shape[1:])  # (batch, choices, ...)
         if name == "bbox":  # boxes (x0, y0, x1, y1): x0 <= x1, y0 <= y1, inside the 2-D position table
             x, y = (np.sort(rng.integers(0, 60, (*shape[:-1], 2)), axis=-1) for _ in range(2))
             out[name] = np.stack([x[..., 0], y[..., 0], x[..., 1], y[..., 1]], axis=-1).astype(np.int64)
         elif name in MASKS:
             out[name] = np.ones(shape, np.int64)
+        elif name == "global_attention_mask":  # Longformer: the first token global (its QA head's default
+            out[name] = np.zeros(shape, np.int64)  # needs separator tokens to place them)
+            out[name][..., 0] = 1
         elif name == "noise":
             out[name] = rng.uniform(size=shape).astype(np.float32)
         elif name == "input_points":
@@ -75,11 +79,14 @@ def tf_outputs(output: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def build_case(transformers: Any, tf_class: str, folder: Path, seed: int = 1) -> dict[str, np.ndarray]:
-    """Build, randomise, run and save one TF class into ``folder``; returns TF's outputs."""
+def build_case(transformers: Any, tf_class: str, folder: Path, seed: int = 1, **changes: Any) -> dict[str, np.ndarray]:
+    """Build, randomise, run and save one TF class into ``folder`` (``changes``: config attributes to
+    set); returns TF's outputs."""
     family_name, head = TF_CLASSES[tf_class]
     family = FAMILIES[family_name]
     config = make_config(transformers, family, head)
+    for name, value in changes.items():
+        setattr(config, name, value)
     model = getattr(transformers, tf_class)(config)
     accepted = inspect.signature(model.call).parameters  # an encoder-only class takes no decoder inputs
     inputs = {k: v for k, v in make_inputs(family, tf_class, seed).items() if k in accepted}

@@ -19,7 +19,7 @@ BART = dict(vocab_size=99, d_model=32, encoder_layers=2, decoder_layers=2, encod
             decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37, max_position_embeddings=64)
 VIT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, image_size=32,
            patch_size=8)
-GPT2 = dict(vocab_size=99, n_embd=32, n_layer=2, n_head=4, n_positions=64)
+GPT2 = dict(vocab_size=99, n_embd=32, n_layer=2, n_head=4, n_positions=64, pad_token_id=0)  # seq-cls needs a pad id
 WAV2VEC2 = dict(vocab_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
                 conv_dim=(8, 8), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
                 num_conv_pos_embedding_groups=4)
@@ -59,8 +59,10 @@ FAMILIES: dict[str, Family] = {
                                               num_labels=3), IMAGE_INPUTS),
     "convnextv2": Family("ConvNextV2Config", dict(hidden_sizes=[8, 16], depths=[1, 2], num_stages=2,
                                                   num_labels=3), IMAGE_INPUTS),
-    "ctrl": Family("CTRLConfig", dict(vocab_size=99, n_embd=32, n_layer=2, n_head=4, dff=37, n_positions=64)),
-    "cvt": Family("CvtConfig", dict(image_size=32, embed_dim=[8, 16, 24], num_heads=[1, 2, 2], depth=[1, 1, 1],
+    "ctrl": Family("CTRLConfig", dict(vocab_size=99, n_embd=32, n_layer=2, n_head=4, dff=37, n_positions=64,
+                                      pad_token_id=0)),
+    # depth[i] > i: TF Cvt indexes stage i's drop-path rates (one per block) by i
+    "cvt": Family("CvtConfig", dict(image_size=32, embed_dim=[8, 16, 24], num_heads=[1, 2, 2], depth=[1, 2, 3],
                                     num_labels=3), IMAGE_INPUTS),
     "data2vec_vision": Family("Data2VecVisionConfig", dict(VIT, use_relative_position_bias=True, num_hidden_layers=4,
                                                            out_indices=[1, 2, 3, 4], num_labels=3, auxiliary_channels=8,
@@ -106,7 +108,8 @@ FAMILIES: dict[str, Family] = {
                          {"input_ids": (2, 7), "bbox": (2, 7, 4), "pixel_values": (2, 3, 32, 32)}),
     "led": Family("LEDConfig", dict(BART, max_encoder_position_embeddings=64, max_decoder_position_embeddings=64,
                                     attention_window=[4, 4]), {"input_ids": (2, 8), "decoder_input_ids": (2, 5)}),
-    "longformer": Family("LongformerConfig", dict(TEXT, attention_window=[4, 4]), {"input_ids": (2, 8)}),
+    "longformer": Family("LongformerConfig", dict(TEXT, attention_window=[4, 4]),
+                         {"input_ids": (2, 8), "global_attention_mask": (2, 8)}),
     "lxmert": Family("LxmertConfig", dict(vocab_size=99, hidden_size=32, num_attention_heads=4, intermediate_size=37,
                                           l_layers=2, x_layers=1, r_layers=1, visual_feat_dim=16, visual_pos_dim=4,
                                           num_qa_labels=5, num_object_labels=7, num_attr_labels=3,
@@ -125,7 +128,8 @@ FAMILIES: dict[str, Family] = {
     "mpnet": Family("MPNetConfig", TEXT),
     "mt5": Family("MT5Config", dict(vocab_size=99, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4),
                   SEQ2SEQ_INPUTS),
-    "openai": Family("OpenAIGPTConfig", dict(vocab_size=99, n_embd=32, n_layer=2, n_head=4, n_positions=64)),
+    "openai": Family("OpenAIGPTConfig", dict(vocab_size=99, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                              pad_token_id=0)),
     "opt": Family("OPTConfig", dict(vocab_size=99, hidden_size=32, ffn_dim=37, num_hidden_layers=2,
                                     num_attention_heads=4, word_embed_proj_dim=32, max_position_embeddings=64)),
     "pegasus": Family("PegasusConfig", BART, SEQ2SEQ_INPUTS),
@@ -468,4 +472,45 @@ NOT_A_MODEL = ("TFBertEmbeddings", "TFConvBertLayer", "TFLongformerSelfAttention
 # The classes that are not converted: class -> (kind, why, a regex the refusal's one line must match).
 # "refused": tf2torch refuses the repo (exit 1, one line); "not built": this environment cannot build the
 # TF model at all (its extra package is not installed), so there is no repo to convert.
-STATUS: dict[str, tuple[str, str, str]] = {}
+STATUS: dict[str, tuple[str, str, str]] = {
+    **{c: ("not built", "transformers' TF TAPAS needs tensorflow_probability, not installed here", "")
+       for c in ("TFTapasModel", "TFTapasForMaskedLM", "TFTapasForQuestionAnswering",
+                 "TFTapasForSequenceClassification")},
+    # TF ESM builds its word embedding twice when tied (the LM head keeps the first, the embedding layer
+    # a second one); saved apart with different values, the two cannot be told apart by name
+    "TFEsmForMaskedLM": ("refused", "TF's LM head and embedding hold two different word embeddings under one name",
+                         r"word_embeddings"),
+    # converted with every key, but the TF and PyTorch classes compute different functions
+    **{c: ("differs", "transformers' TF class computes exact GELU, its PyTorch class the tanh approximation "
+                      "(gelu_new) for afn='gelu': ~3e-4 relative with exact weights", "")
+       for c in ("TFOpenAIGPTModel", "TFOpenAIGPTLMHeadModel", "TFOpenAIGPTDoubleHeadsModel",
+                 "TFOpenAIGPTForSequenceClassification")},
+    "TFDeiTForMaskedImageModeling": ("differs", "matches TF in transformers 4.57 (3e-7) but not in 5.23 "
+                                                "(reconstruction 1.5 relative): a transformers 5 change", ""),
+    "TFData2VecVisionForSemanticSegmentation": (
+        "differs", "transformers 5.23 renamed the heads' conv/bn modules to convolution/normalization and does "
+                   "not rename 4.x keys on load; the corpus converts with 4.57's class (the installed one)", ""),
+    # every key loads and every output is within the issue's 1e-5, but above 4x the float64 drift of
+    # the PyTorch model (the project's control): small differences not explained yet
+    **{c: ("over drift", "within 1e-5 but above 4x the float64 drift (a few e-6 against a drift of 2e-7..6e-7)",
+           "") for c in ("TFDPRReader", "TFDebertaV2ForSequenceClassification", "TFIdeficsModel",
+                         "TFIdeficsForVisionText2Text", "TFSamModel")},
+    **{c: ("differs", "every key loads, but the generator's encoder output differs from TF's in transformers "
+                      "4.57 and 5.23 alike (cause not found yet)", "")
+       for c in ("TFRagModel", "TFRagSequenceForGeneration", "TFRagTokenForGeneration")},
+}
+
+
+def support_matrix() -> str:
+    """docs/hugging-face.md's support matrix, one row per family (``test_hf_corpus`` keeps them equal)."""
+    rows = ["| family | converted heads | not converted, or a known difference, and why |", "|---|---|---|"]
+    for family in sorted(FAMILIES):
+        classes = sorted(c for c, (f, _) in TF_CLASSES.items() if f == family)
+        done = ", ".join(sorted(TF_CLASSES[c][1] for c in classes if c not in STATUS)) or "none"
+        left = "; ".join(f"`{c}`: {STATUS[c][0]}, {STATUS[c][1]}" for c in classes if c in STATUS)
+        rows.append(f"| {family} | {done} | {left} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(support_matrix(), end="")

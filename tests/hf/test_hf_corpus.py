@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.hf.conftest import run_cli
-from tests.hf.families import FAMILIES, NOT_A_MODEL, STATUS, TF_CLASSES
+from tests.hf.families import FAMILIES, NOT_A_MODEL, STATUS, TF_CLASSES, support_matrix
 from tests.hf.v5 import judge, load_all
 
 FULL = os.environ.get("TF2TORCH_HF_FULL") == "1"
@@ -43,7 +43,9 @@ def _quick() -> list[str]:
 
 
 SELECTED = sorted(c for c in (TF_CLASSES if FULL else _quick()) if c not in STATUS)
-REFUSED = sorted(c for c, (kind, _) in STATUS.items() if kind == "refused" and (FULL or c in _quick()))
+REFUSED = sorted(c for c, (kind, *_) in STATUS.items() if kind == "refused" and (FULL or c in _quick()))
+DIFFERS = sorted(c for c, (kind, *_) in STATUS.items() if kind == "differs" and (FULL or c in _quick()))
+OVER_DRIFT = sorted(c for c, (kind, *_) in STATUS.items() if kind == "over drift" and (FULL or c in _quick()))
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +57,15 @@ def corpus(tmp_path_factory):
     transformers = require_transformers()
     root = tmp_path_factory.mktemp("hf-corpus")
     started, outs, refused = time.perf_counter(), {}, {}
-    for name in SELECTED + REFUSED:
+    for name in SELECTED + REFUSED + DIFFERS + OVER_DRIFT:
         folder = root / name
         folder.mkdir()
-        build_case(transformers, name, folder)
+        try:
+            build_case(transformers, name, folder)
+        except Exception as exc:  # the TF side itself failed: that case's test says so, the others run
+            refused[name] = (f"building the TF model raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
+                             folder / "pt")
+            continue
         result = run_cli("convert", folder / "repo", "-o", folder / "pt", "-q")
         if name in REFUSED:
             refused[name] = (result, folder / "pt")
@@ -68,7 +75,7 @@ def corpus(tmp_path_factory):
             refused[name] = (result, folder / "pt")  # judged as a failure by the case's test
     built = time.perf_counter()
     loaded = load_all(outs) if outs else {"transformers": "5"}
-    print(f"hf corpus: {len(SELECTED) + len(REFUSED)} TF classes built and converted in {built - started:.1f} s, "
+    print(f"hf corpus: {len(SELECTED) + len(REFUSED) + len(DIFFERS) + len(OVER_DRIFT)} TF classes built and converted in {built - started:.1f} s, "
           f"{len(outs)} loaded by transformers 5 in {time.perf_counter() - built:.1f} s")
     return loaded, refused
 
@@ -79,7 +86,8 @@ def test_tf_class_converts_and_transformers_5_computes_tf_outputs(tf_class, corp
     loaded, refused = corpus
     if tf_class in refused:
         result, _ = refused[tf_class]
-        pytest.fail(f"{tf_class}: conversion failed, exit {result.exit_code}: {result.output.strip()}")
+        pytest.fail(f"{tf_class}: {result}" if isinstance(result, str) else
+                    f"{tf_class}: conversion failed, exit {result.exit_code}: {result.output.strip()}")
     failures = judge(tf_class, loaded[tf_class], loaded["transformers"])
     assert not failures, "; ".join(failures)
 
@@ -92,8 +100,51 @@ def test_unconvertible_class_is_refused_with_one_line(tf_class, corpus):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     print(f"{tf_class}: {lines}")
     assert result.exit_code == 1 and len(lines) == 1 and lines[0].startswith("tf2torch: error: "), result.output
-    assert STATUS[tf_class][1].split(":")[0] in lines[0] or re.search(STATUS[tf_class][2], lines[0]), lines[0]
+    assert re.search(STATUS[tf_class][2], lines[0]), lines[0]
     assert not out.exists()
+
+
+@pytest.mark.tf
+def test_deberta_v2_with_unshared_position_projections_is_refused(tmp_path):
+    """DeBERTa-v2 with ``share_att_key: false``: TF names the projections ``pos_proj`` / ``pos_q_proj``,
+    PyTorch ``pos_key_proj`` / ``pos_query_proj``; two same-shaped pairs that nothing tells apart are
+    refused, not guessed (docs/hugging-face.md)."""
+    from tests.corpus.conftest import require_transformers
+    from tests.hf.corpus import build_case
+
+    build_case(require_transformers(), "TFDebertaV2Model", tmp_path, share_att_key=False)
+    result = run_cli("convert", tmp_path / "repo", "-o", tmp_path / "pt")
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    print(lines)
+    assert result.exit_code == 1 and len(lines) == 1 and "pos_key_proj" in lines[0] and "pos_proj" in lines[0]
+    assert not (tmp_path / "pt").exists()
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("tf_class", DIFFERS)
+def test_known_difference_is_still_there(tf_class, corpus):
+    """Classes that convert but that transformers 5 does not load or compute as TF did, for a reason of
+    transformers' own (STATUS "differs"): the figures are printed, and the entry is stale once they pass."""
+    loaded, refused = corpus
+    assert tf_class not in refused, refused.get(tf_class)
+    failures = judge(tf_class, loaded[tf_class], loaded["transformers"])
+    print(f"{tf_class}: {STATUS[tf_class][1]}")
+    assert failures, f"{tf_class} now loads and matches TF: move it out of STATUS"
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("tf_class", OVER_DRIFT)
+def test_over_the_drift_control_but_within_the_issues_bound(tf_class, corpus):
+    """STATUS "over drift": every key loads and every output is within the issue's 1e-5 relative, but above
+    4x the float64 drift (the project's control), so not counted as exact; the figures are printed."""
+    loaded, refused = corpus
+    assert tf_class not in refused, refused.get(tf_class)
+    got = loaded[tf_class]
+    assert "exception" not in got and not any(got["loading_info"].values()), got
+    failures = judge(tf_class, got, loaded["transformers"])
+    errors = {name: numbers.get("error", float("inf")) for name, numbers in got["outputs"].items()}
+    assert max(errors.values()) <= 1e-5, errors
+    assert failures, f"{tf_class} is now within the drift control: move it out of STATUS"
 
 
 def _installed_tf_classes() -> dict[str, list[str]]:
@@ -103,7 +154,8 @@ def _installed_tf_classes() -> dict[str, list[str]]:
     found = {}
     for path in sorted((Path(spec.origin).parent / "models").glob("*/modeling_tf_*.py")):
         names = re.search(r"__all__\s*=\s*\[(.*?)\]", path.read_text(), re.S)
-        found[path.stem] = re.findall(r'"(TF\w+)"', names.group(1)) if names else []
+        listed = re.findall(r'"(TF\w+)"', names.group(1)) if names else []
+        found[path.stem] = [n for n in listed if not n.endswith(("PreTrainedModel", "MainLayer"))]
     return found
 
 
@@ -119,3 +171,9 @@ def test_the_table_lists_every_tf_model_class_of_transformers():
     assert set(TF_CLASSES) - installed == set() and set(NOT_A_MODEL) <= installed
     assert {family for family, _ in TF_CLASSES.values()} == set(FAMILIES)
     print(f"{len(TF_CLASSES)} TF model classes in {len(FAMILIES)} families; {len(SELECTED)} converted in this run")
+
+
+def test_the_docs_support_matrix_is_the_table():
+    """docs/hugging-face.md's matrix is generated from the table: ``PYTHONPATH=. python -m tests.hf.families``."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "hugging-face.md").read_text()
+    assert support_matrix() in docs, "docs/hugging-face.md's support matrix is stale: python -m tests.hf.families"

@@ -83,8 +83,11 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     stored = _stored_dtype(plans)
     # "dtype" is what transformers >= 4.56 reads, "torch_dtype" what earlier ones read (later ones accept it)
     config_out = {**config, "architectures": [cls.__name__], "dtype": stored, "torch_dtype": stored}
-    if untied:
+    if untied:  # the switch transformers reads, on the config and on a composite's text decoder config
         config_out["tie_word_embeddings"] = False
+        for part in ("text_config", "decoder"):
+            if isinstance(config_out.get(part), dict):
+                config_out[part] = {**config_out[part], "tie_word_embeddings": False}
     original = config.get("architectures") or ["(no architectures)"]
     line = (f"Converted to PyTorch ({cls.__name__}, model.safetensors) from the TensorFlow weights "
             f"({found.weights_label}, {original[0]}) by tf2torch {__version__}.")

@@ -25,14 +25,16 @@ Plan = tuple[list[TensorPlan], Report]
 def output_embedding_keys(model: Any, dropped: dict[str, TargetParam]) -> list[str]:
     """The dropped tied keys of the output embedding module (``get_output_embeddings()``): its weight,
     and its bias where that is tied too (MobileBERT's decoder bias is the head's bias)."""
-    try:
-        head = model.get_output_embeddings()
-    except Exception:  # some classes raise instead of returning None
-        return []
-    if head is None:
-        return []
+    heads = []
+    for _, module in model.named_modules():  # a composite (BLIP) answers None; its text decoder has one
+        try:
+            head = module.get_output_embeddings() if hasattr(module, "get_output_embeddings") else None
+        except Exception:  # some classes raise instead of returning None
+            head = None
+        if head is not None:
+            heads.append(head)
     modules = dict(model.named_modules())
-    return [key for key in dropped if modules.get(key.rpartition(".")[0]) is head]
+    return [key for key in dropped if any(modules.get(key.rpartition(".")[0]) is head for head in heads)]
 
 
 def untie_output_embedding(model: Any, all_targets: list[TargetParam], targets: list[TargetParam],

@@ -64,6 +64,8 @@ def layout_for(target: TargetParam, source: Variable, rules: Rules = NO_RULES) -
             return layouts.TABLE["to_scalar"]
         if rank == 1 and tuple(target.shape) == (*source.shape, 1):  # a bias broadcast over (N, C, L)
             return layouts.TABLE["column"]
+        if rank == 1 and tuple(target.shape) == (*source.shape, 1, 1):  # a scale over (N, C, H, W)
+            return layouts.TABLE["column2d"]
         return layouts.IDENTITY
     # a parameter of a plain nn.Module (no torch layer to go by) holding the reversed 3-D kernel:
     # ConvBERT's grouped linear layer
@@ -96,6 +98,19 @@ def _fits(source: Variable, target: TargetParam, rules: Rules) -> Shape:
         return layout_for(target, source, rules).out_shape(source.shape)
     except Exception:  # a reshape that cannot apply: report as a shape mismatch, not a crash
         return source.shape
+
+
+def _suffix_scores(forms: list[Canonical], leafs: dict[str, list[str]], t_canon: dict[str, Canonical],
+                   loose: bool) -> dict[str, int]:
+    """Target key -> the length of the shared path suffix, for every key one of ``forms`` ends (or is the
+    end of), compared literally or with word order ignored (``loose``)."""
+    found: dict[str, int] = {}
+    for form in (f.loose() if loose else f for f in forms):
+        for key in leafs.get(form.leaf, ()):
+            t = t_canon[key].loose().path if loose else t_canon[key].path
+            if _is_suffix(t, form.path) or _is_suffix(form.path, t):
+                found[key] = max(found.get(key, -1), min(len(t), len(form.path)))
+    return found
 
 
 def _is_suffix(short: tuple, long: tuple) -> bool:
@@ -194,12 +209,10 @@ def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Ru
             leafs = state.by_leaf()
             scores: dict[str, dict[str, int]] = {}
             for src in pending:
-                found: dict[str, int] = {}
-                for form in (f.loose() for f in canon[src.name]):
-                    for key in leafs.get(form.leaf, ()):
-                        t = state.t_canon[key].loose().path
-                        if _is_suffix(t, form.path) or _is_suffix(form.path, t):
-                            found[key] = max(found.get(key, -1), min(len(t), len(form.path)))
+                # word order counts where it tells keys apart (SAM's cross_attn_token_to_image and
+                # cross_attn_image_to_token): the literal forms first, the loose ones only if they meet nothing
+                found = _suffix_scores(canon[src.name], leafs, state.t_canon, loose=False) or \
+                    _suffix_scores(canon[src.name], leafs, state.t_canon, loose=True)
                 if found:
                     scores[src.name] = found
             best_of_target: dict[str, list[tuple[int, str]]] = defaultdict(list)
