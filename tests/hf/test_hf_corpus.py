@@ -23,13 +23,14 @@ from tests.hf.families import FAMILIES, NOT_A_MODEL, STATUS, TF_CLASSES, support
 from tests.hf.v5 import judge, load_all
 
 FULL = os.environ.get("TF2TORCH_HF_FULL") == "1"
-# Beyond each family's base model, the quick lane converts these heads (tied LM heads, the MLM decoder
-# bias, poolers a head class does not build, grouped/separable layers, scalar parameters)
-QUICK_HEADS = ("TFBertForMaskedLM", "TFAlbertForMaskedLM", "TFConvBertForMaskedLM", "TFGPT2LMHeadModel",
-               "TFMPNetForMaskedLM", "TFMobileBertForMaskedLM", "TFRemBertForMaskedLM", "TFXGLMForCausalLM",
-               "TFBartForSequenceClassification", "TFElectraForPreTraining", "TFRobertaForMultipleChoice",
-               "TFDistilBertForQuestionAnswering", "TFT5ForConditionalGeneration", "TFWav2Vec2ForCTC",
-               "TFDeiTForImageClassificationWithTeacher", "TFSegformerForSemanticSegmentation")
+# Beyond each family's base model, the quick lane converts these heads: the MLM decoder bias and the
+# untied LM heads (ALBERT, MobileBERT, XGLM), bare (out, in) weights (RemBERT), a pooler the head never
+# runs (MPNet), multiple choice, extractive QA, a seq2seq classifier, CTC, a distilled and a segmentation
+# head, and a refusal (ESM). tests/hf/test_hf_convert.py already covers BERT MLM (sharded), GPT-2 LM, BART and T5 generation.
+QUICK_HEADS = ("TFAlbertForMaskedLM", "TFMobileBertForMaskedLM", "TFXGLMForCausalLM", "TFRemBertForMaskedLM",
+               "TFMPNetForMaskedLM", "TFRobertaForMultipleChoice", "TFDistilBertForQuestionAnswering",
+               "TFBartForSequenceClassification", "TFWav2Vec2ForCTC", "TFDeiTForImageClassificationWithTeacher",
+               "TFSegformerForSemanticSegmentation", "TFEsmForMaskedLM")
 
 
 def _quick() -> list[str]:
