@@ -495,8 +495,8 @@ STATUS: dict[str, tuple[str, str, str]] = {
     **{c: ("over drift", "within 1e-5 but above 4x the float64 drift (a few e-6 against a drift of 2e-7..6e-7)",
            "") for c in ("TFDPRReader", "TFDebertaV2ForSequenceClassification", "TFIdeficsModel",
                          "TFIdeficsForVisionText2Text", "TFSamModel")},
-    **{c: ("differs", "every key loads, but the generator's encoder output differs from TF's in transformers "
-                      "4.57 and 5.23 alike (cause not found yet)", "")
+    **{c: ("differs", "every weight is written exactly (compared value by value), yet the generator's encoder "
+                      "output differs from TF's in transformers 4.57 and 5.23 alike (cause not found yet)", "")
        for c in ("TFRagModel", "TFRagSequenceForGeneration", "TFRagTokenForGeneration")},
 }
 
