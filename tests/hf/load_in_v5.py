@@ -1,12 +1,12 @@
 """Load tf2torch's converted repositories with transformers 5 (no TF classes there) and print what happened.
 
 Run in a venv with transformers 5 (``make hf5-venv``): ``python tests/hf/load_in_v5.py OUT [OUT ...]``,
-each OUT a converted repository with ``inputs.npz`` and ``expected.npz`` (TF's outputs by field name,
-``a.b`` for a field of a nested output) beside it. One process loads them all: transformers 5 and torch
-are imported once. Prints one JSON object: per OUT, the transformers version, ``from_pretrained``'s
-loading info and, per output, the relative error against TF's and the model's own float64 drift
-(``tests.support.numerics``, imported from the repository root), or the exception raised. It judges
-nothing: the test that runs it does.
+each OUT a converted repository with ``inputs.npz`` and ``expected.npz`` (TF's outputs by field name)
+beside it. One process loads them all: transformers 5 and torch are imported once. Prints one JSON
+object: per OUT, the transformers version, ``from_pretrained``'s loading info and, per output, the
+relative error against TF's and, where an error exceeds 1e-6, the model's own float64 drift
+(``tests.support.numerics``, imported from the repository root; None when not measured), or the
+exception raised. It judges nothing: the test that runs it does.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: tests.support
-from tests.support.numerics import rel_error  # noqa: E402
+from tests.support.numerics import BOUND, rel_error  # noqa: E402
 
 
 def field(output: Any, name: str) -> Any:
@@ -55,10 +55,13 @@ def load(out: Path) -> dict[str, Any]:
         inputs = dict(np.load(out.parent / "inputs.npz"))
         expected = dict(np.load(out.parent / "expected.npz"))
         actual = run(model, inputs, list(expected))
-        try:
-            wide = run(copy.deepcopy(model).double(), inputs, list(expected), torch.float64)
-        except Exception:  # a class that cannot run in float64 (XGLM in 5.x): no drift control, 1e-6 then
-            wide = {}
+        wide: dict[str, np.ndarray] = {}
+        over = any(a.shape == expected[n].shape and not rel_error(a, expected[n]) <= BOUND for n, a in actual.items())
+        if over:  # the float64 control costs a copy and a run: only where an error needs explaining
+            try:
+                wide = run(copy.deepcopy(model).double(), inputs, list(expected), torch.float64)
+            except Exception:  # a class that cannot run in float64 (XGLM in 5.x): no control, 1e-6 holds
+                wide = {}
         outputs = {name: compare(actual[name], expected[name], wide.get(name)) for name in expected}
         return {"class": architecture, "loading_info": {k: sorted(map(str, v)) for k, v in info.items()},
                 "outputs": outputs}

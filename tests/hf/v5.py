@@ -59,7 +59,7 @@ def judge(name: str, got: dict[str, Any], version: str) -> list[str]:
             figures.append(f"{output} {numbers['exception']}")
             failures.append(f"{name}: {output}: {numbers['exception']}")
             continue
-        error, drift = numbers["error"], numbers["drift"]  # drift None: the class cannot run in float64
+        error, drift = numbers["error"], numbers["drift"]  # drift None: not needed, or no float64 run
         bound = BOUND if drift is None else max(BOUND, FACTOR * drift)
         control = "no float64 control" if drift is None else f"float64 drift {drift:.1e}"
         figures.append(f"{output} {error:.1e}" + (f" ({control})" if error > BOUND else ""))
