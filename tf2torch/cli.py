@@ -181,6 +181,9 @@ def _suggest_rules(source: Path, options: Any) -> None:
     from . import api
     from .map.suggest import suggest
 
+    if api.hf_route(source, options) is not None:
+        raise UsageError("--suggest-rules does not apply to a transformers repository or --hf-config: names are "
+                         "matched by the transformers convention, with no rules; drop --suggest-rules")
     try:
         api.convert(source, None, replace(options, dry_run=True, report_path=None, strict=False))
     except MappingError as exc:
