@@ -151,6 +151,9 @@ def convert(source: Path, out_dir: Path | None, suggest_rules: bool, run_verify:
         raise click.UsageError("missing -o/--out OUTDIR (or pass --dry-run)")
     try:
         options = ConvertOptions(**fields)
+        if run_verify and api.hf_route(source, options) == "checkpoint":
+            raise UsageError("--verify does not apply to --hf-config: verify has no TF model to run for an original "
+                             "TF1 checkpoint yet; drop --verify")
         if suggest_rules:
             _suggest_rules(source, options)
             return

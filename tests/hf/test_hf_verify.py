@@ -104,3 +104,19 @@ def test_verify_without_tensorflow_names_what_is_missing(tf_repo, converted):
     assert done.returncode == 1
     line = done.stderr.strip()
     assert len(line.splitlines()) == 1 and "TensorFlow cannot be imported" in line and "transformers<5" in line
+
+
+@pytest.mark.tf
+def test_convert_with_verify_runs_verify_repo(tf_repo, tmp_path):
+    out = tmp_path / "pt"
+    result = run_cli("convert", tf_repo("vit-imgcls").repo, "-o", out, "--verify")
+    print(result.output)
+    assert result.exit_code == 0 and "MATCH: the outputs agree" in result.output and "hidden_states[2]" in result.output
+
+
+def test_convert_with_verify_is_refused_for_an_original_checkpoint(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    result = run_cli("convert", tmp_path / "model.ckpt", "--hf-config", tmp_path / "config.json", "-o",
+                     tmp_path / "out", "--verify")
+    assert result.exit_code == 2 and "--verify does not apply to --hf-config" in result.stderr
+    assert not (tmp_path / "out").exists()
