@@ -46,8 +46,11 @@ def verify(
 
     Args:
         source: what was converted: a Keras ``.keras`` / ``.h5`` file, a TF1 checkpoint prefix with
-            its ``.meta`` graph, a frozen GraphDef ``.pb``, or a SavedModel directory (final outputs only).
-        out_dir: the output directory of ``tf2torch convert`` (``model.py``, weights, ``report.json``).
+            its ``.meta`` graph, a frozen GraphDef ``.pb``, a SavedModel directory (final outputs only), or a
+            transformers repository with TF weights (``run_hf``: its TF class against ``out_dir``'s PyTorch
+            class, per output and hidden state; needs transformers 4.x).
+        out_dir: the output directory of ``tf2torch convert`` (``model.py``, weights, ``report.json``; for a
+            transformers repository, the repository it wrote).
         input_shape: with the batch axis, in the PyTorch model's layout (default: the TF model's
             input shape, batch 2).
         inputs: instead of seeded random inputs: an ``.npy`` / ``.npz`` path, an array, a name ->
