@@ -120,3 +120,17 @@ def test_convert_with_verify_is_refused_for_an_original_checkpoint(tmp_path):
                      tmp_path / "out", "--verify")
     assert result.exit_code == 2 and "--verify does not apply to --hf-config" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.tf
+def test_verify_repo_takes_inputs_by_name(tf_repo, converted, tmp_path):
+    import numpy as np
+
+    feed = tmp_path / "inputs.npz"
+    ids = np.random.default_rng(5).integers(1, 99, (3, 5)).astype(np.int64)
+    np.savez(feed, input_ids=ids)
+    result, verdict = _verify_json(tf_repo("bert-seqcls").repo, converted("bert-seqcls"), "--inputs", feed)
+    assert result.exit_code == 0, result.output
+    assert verdict["inputs"] == [{"name": "input_ids", "shape": [3, 5], "tf_shape": [3, 5], "layout": "transformers",
+                                  "dtype": "int64", "origin": "given"}]
+    assert {r["name"]: r["shape"] for r in verdict["rows"]}["logits"] == [3, 3]
