@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from tests.hf.conftest import run_cli
-from tests.hf.test_hf_v5 import require_v5_venv
+from tests.hf.v5 import require_v5_venv
 
 # (case, the outputs verify must compare, the hidden states it must compare)
 PASSING = {
