@@ -60,8 +60,8 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     applied = apply(convention, spec.variables, keys, getattr(cls, "base_model_prefix", ""), cls.__name__,
                     onto.tied_keys(model))
     kept = tuple(v for v in spec.variables if v.name not in applied.skipped)
-    plans, report = onto.map_onto(replace(spec, variables=kept), model, aliases=applied.aliases,
-                                  rules=applied.rules, dtype=dtypes.by_name(dtype) if dtype else None)
+    plans, report, untied = onto.map_onto(replace(spec, variables=kept), model, aliases=applied.aliases,
+                                          rules=applied.rules, dtype=dtypes.by_name(dtype) if dtype else None)
     for var in spec.variables:
         if var.name in applied.skipped:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
@@ -76,4 +76,4 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     found = Repo(spec.path.parent, (spec.path,), None, ())
     return onto.emit(plans, report, found, config_out, line, out=out, dry_run=dry_run, force=force,
                      report_path=report_path, max_shard_size=max_shard_size, progress=progress,
-                     title=f"{cls.__name__} ({label})")
+                     title=f"{cls.__name__} ({label})", untied=bool(untied))
