@@ -110,3 +110,13 @@ def test_branches_registered_in_another_order_are_not_swapped_silently():
     print(pairs)
     assert not any(k.startswith("block.x.") and "Branch_1" in n for n, k in pairs.items())
     assert not any(k.startswith("block.y.") and "Branch_2" in n for n, k in pairs.items())
+
+
+def test_a_top_level_name_is_no_suffix_of_every_key():
+    """``output_weights`` has no path: an empty path ends every key, which would pair it with the one
+    ``*.weight`` left by structure alone. Two sources fit ``classifier.weight`` equally: neither is taken."""
+    sources = [var("output_weights", (2, 32)), var("foo/kernel", (32, 2))]
+    result = match(sources, [target("classifier.weight", (2, 32), "Linear")])
+    assert not result.matches, [(m.source.name, m.how) for m in result.matches]
+    assert set(result.unmatched) == {"output_weights", "foo/kernel"}
+    assert [t.key for t in result.missing] == ["classifier.weight"]

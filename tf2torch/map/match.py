@@ -86,7 +86,9 @@ def _fits(source: Variable, target: TargetParam, rules: Rules) -> Shape:
 
 
 def _is_suffix(short: tuple, long: tuple) -> bool:
-    return len(short) < len(long) and long[len(long) - len(short):] == short
+    # An empty path (a top-level name: ``output_weights``, ``logit_scale``) ends every path: it would
+    # "match" any key of the same leaf by position alone, so a suffix needs at least one shared component.
+    return 0 < len(short) < len(long) and long[len(long) - len(short):] == short
 
 
 class _Pending:
