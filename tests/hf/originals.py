@@ -159,6 +159,46 @@ def tapas(h: int = 32, i: int = 37, layers: int = 2, aggregations: int = 4) -> S
     return out
 
 
+def roformer(layers: int = 2, h: int = 32, i: int = 37) -> Shapes:
+    """ZhuiyiTechnology RoFormer: BERT's checkpoint without the position table (rotary positions), the pooler
+    and the next-sentence head (transformers 4.57's loader raises on those: no release it read had them)."""
+    return {k: v for k, v in bert(layers, h, i).items()
+            if k != "bert/embeddings/position_embeddings" and not k.startswith(("bert/pooler/", "cls/seq_"))}
+
+
+def convbert(e: int = 16, h: int = 32, i: int = 36, groups: int = 2, k: int = 5, layers: int = 2) -> Shapes:
+    """YituTech ConvBERT (ELECTRA-style, under electra/): head_ratio 2 halves the attention heads, the other
+    half is a span-based dynamic conv (separable conv1d, then dense kernels); feed-forwards grouped
+    (``g_dense`` kernels (groups, in/groups, out/groups)); the pretraining generator beside it."""
+    out: Shapes = {}
+    _embeddings(out, "electra/embeddings", e)
+    _dense(out, "electra/embeddings_project", e, h)
+    a = h // 2  # head_ratio=2: the attention half
+    for n in range(layers):
+        s = f"electra/encoder/layer_{n}/attention/self"
+        for proj in ("query", "key", "value"):
+            _dense(out, f"{s}/{proj}", h, a)
+        out[f"{s}/conv_attn_key/depthwise_kernel"] = (k, h, 1)  # separable_conv1d: (K, C, multiplier)
+        out[f"{s}/conv_attn_key/pointwise_kernel"] = (1, h, a)  # (1, C, O)
+        out[f"{s}/conv_attn_key/bias"] = (a,)
+        _dense(out, f"{s}/conv_attn_kernel", a, 2 * k)  # heads(2) x kernel size
+        _dense(out, f"{s}/conv_attn_point", h, a)
+        o = f"electra/encoder/layer_{n}"
+        _dense(out, f"{o}/attention/output/dense", h, h)
+        _norm(out, f"{o}/attention/output/LayerNorm", h)
+        out[f"{o}/intermediate/g_dense/kernel"] = (groups, h // groups, i // groups)
+        out[f"{o}/intermediate/g_dense/bias"] = (i,)
+        out[f"{o}/output/g_dense/kernel"] = (groups, i // groups, h // groups)
+        out[f"{o}/output/g_dense/bias"] = (h,)
+        _norm(out, f"{o}/output/LayerNorm", h)
+    _dense(out, "discriminator_predictions/dense", h, h)
+    _dense(out, "discriminator_predictions/dense_1", h, 1)
+    _dense(out, "generator/embeddings_project", e, 24)
+    _dense(out, "generator_predictions/dense", 24, e)
+    out["generator_predictions/output_bias"] = (V,)
+    return out
+
+
 def mobilebert(e: int = 16, h: int = 32, b: int = 24, i: int = 37, layers: int = 2) -> Shapes:
     """google-research MobileBERT: trigram embeddings, bottlenecks of width ``b``, FakeLayerNorm, two
     feed-forward networks per layer (the last one is the layer's own intermediate/output)."""
@@ -293,6 +333,7 @@ class Case:
     config_kwargs: dict[str, Any] = field(default_factory=dict)  # the release's keys as transformers names them
     global_step: bool = True  # OpenAI's GPT-2 release has none (its loader would take it for a weight)
     loader_takes_config: bool = True  # load_tf_weights_in_big_bird(model, path) has no config argument
+    computed: str = ""  # regex of the keys the class computes itself (no loader sets them): not NaN-filled
 
 
 BERT_CONFIG = dict(vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
@@ -347,6 +388,16 @@ CASES: dict[str, Case] = {
                      dict(model_type="tapas", vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=37, max_position_embeddings=P, num_aggregation_labels=4),
                      "TapasConfig", "TapasForQuestionAnswering", "TapasForQuestionAnswering"),
+    "roformer-mlm": Case("load_tf_weights_in_roformer", "RoFormerForMaskedLM", roformer, adam_slots,
+                         dict(model_type="roformer", vocab_size=V, hidden_size=32, num_hidden_layers=2,
+                              num_attention_heads=4, intermediate_size=37, max_position_embeddings=P,
+                              type_vocab_size=T), "RoFormerConfig", "RoFormerForMaskedLM", "RoFormerForMaskedLM",
+                         computed=r"embed_positions"),
+    "convbert-bare": Case("load_tf_weights_in_convbert", "ConvBertModel", convbert, adam_slots,
+                          dict(model_type="convbert", vocab_size=V, embedding_size=16, hidden_size=32,
+                               num_hidden_layers=2, num_attention_heads=4, intermediate_size=36,
+                               max_position_embeddings=P, type_vocab_size=T, num_groups=2, conv_kernel_size=5),
+                          "ConvBertConfig", None, "ConvBertModel"),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),

@@ -100,7 +100,8 @@ def test_transformers_5_loads_every_converted_original(original):
 @pytest.mark.parametrize(("family", "model_type"), [("bert", "bert"), ("electra", "electra"), ("albert", "albert"),
                                                     ("mobilebert", "mobilebert"), ("rembert", "rembert"),
                                                     ("big_bird", "big_bird"), ("gpt2", "gpt2"),
-                                                    ("gpt_neo", "gpt_neo"), ("tapas", "tapas"), ("t5", "t5")])
+                                                    ("gpt_neo", "gpt_neo"), ("tapas", "tapas"), ("t5", "t5"),
+                                                    ("convbert", "convbert")])
 def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(family, model_type):
     """A release's own config (bert_config.json, hparams.json) names no model_type: each family's checkpoint
     is recognised by its own convention and no other (MobileBERT's names contain BERT's)."""
@@ -109,6 +110,16 @@ def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(f
 
     found = detect(sorted(getattr(originals, family)()))
     assert [c.model_types[0] for c in found] == [model_type]
+
+
+def test_roformer_names_are_bert_names_so_the_config_must_say_which():
+    """RoFormer's checkpoint is BERT's without the position table: both signatures match, neither is picked
+    (the conversion asks for model_type), while a BERT checkpoint is BERT's alone."""
+    from tests.hf import originals
+    from tf2torch.hf.original import detect
+
+    assert [c.model_types[0] for c in detect(sorted(originals.roformer()))] == ["bert", "roformer"]
+    assert [c.model_types[0] for c in detect(sorted(originals.bert()))] == ["bert"]
 
 
 def _config(built, tmp_path, **changes) -> str:
@@ -125,6 +136,8 @@ BAD = {
     "family-of-another-checkpoint": ("t5-v1_1", dict(model_type="bert"), (), ("'bert'", "mesh-TF T5 names")),
     "class-of-another-family": ("bert-bare", {}, ("--hf-class", "GPT2Model"), ("'gpt2'", "google-research BERT")),
     "class-not-the-config": ("t5-v1_1", {}, ("--hf-class", "BertModel"), ("'t5'", "'bert' class")),
+    "roformer-without-model-type": ("roformer-mlm", dict(model_type=None), (),
+                                    ("google-research BERT and ZhuiyiTechnology RoFormer", "model_type")),
     "no-model-type-and-no-known-names": ("gpt2-bare", {}, ("--hf-class", "NoSuchModel"), ("NoSuchModel",)),
 }
 

@@ -154,6 +154,9 @@ TABLE: dict[str, Layout] = {
                             (_reshape(lambda s: s[-2:] if all(d == 1 for d in s[:-2]) else s), _perm(1, 0))),
     # OpenAI GPT-2's 1x1-conv kernels are stored (1, nx, nf); transformers' Conv1D keeps (nx, nf).
     "squeeze_lead": Layout("squeeze_lead", "(1, …) -> (…)", (_reshape(lambda s: s[1:] if s[:1] == (1,) else s),)),
+    # A conv bias torch keeps as a column: ConvBERT's SeparableConv1D bias is (C, 1), added to (B, C, L)
+    # activations; the original TF1 checkpoint stores it (C,).
+    "unit_column": Layout("unit_column", "(N,) -> (N, 1)", (_reshape(lambda s: (*s, 1) if len(s) == 1 else s),)),
     # A 2-D table stored the other way round: mesh-TF T5's relative_attention_bias is (heads, buckets),
     # torch's nn.Embedding(buckets, heads) weight is (buckets, heads).
     "swap_axes": Layout("swap_axes", "(A, B) -> (B, A)", (_perm(1, 0),)),

@@ -36,6 +36,9 @@ class Convention:
     config_keys: Pairs = ()  # (the release's config key, transformers' key)
     classes: tuple[str, ...] = ()  # the classes this variant is for (ELECTRA's generator); () = any class
     unless: str = ""  # regex of a name that rules ``detect`` out (MobileBERT's names contain BERT's)
+    # (regex on the class's key, why): a parameter the class computes in its own initialisation, never
+    # stored by the release (RoFormer's sinusoid table): filled by the class's ``_init_weights``
+    computed: Pairs = ()
 
     def key_of(self, name: str) -> str:
         """The full model's state_dict key an original variable name stands for."""
@@ -52,7 +55,7 @@ def conventions() -> tuple[Convention, ...]:
     """Every family module's ``CONVENTIONS``, in module-name order (variants in their module's order)."""
     found: list[Convention] = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name in ("apply", "convert", "config"):
+        if info.name.startswith("_") or info.name in ("apply", "computed", "convert", "config"):
             continue
         found.extend(importlib.import_module(f"{__name__}.{info.name}").CONVENTIONS)
     return tuple(found)

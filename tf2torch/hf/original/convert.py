@@ -22,6 +22,7 @@ from ...readers.checkpoint import read_checkpoint
 from ...spec import Format
 from .. import onto, target
 from ..repo import Repo
+from . import computed
 from . import config as configs
 from . import pick
 from .apply import apply
@@ -62,6 +63,10 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     kept = tuple(v for v in spec.variables if v.name not in applied.skipped)
     plans, report = onto.map_onto(replace(spec, variables=kept), model, aliases=applied.aliases,
                                   rules=applied.rules, dtype=dtypes.by_name(dtype) if dtype else None)
+    if convention.computed:  # what the class computes itself (RoFormer's sinusoid), in state_dict order
+        order = {k: i for i, k in enumerate(keys)}
+        plans = sorted(plans + computed.fill(convention, model, report, dtypes.by_name(dtype) if dtype else None),
+                       key=lambda p: order.get(p.key, len(order)))
     for var in spec.variables:
         if var.name in applied.skipped:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
