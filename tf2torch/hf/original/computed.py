@@ -24,17 +24,17 @@ def fill(convention: Convention, model: Any, report: Report, dtype: DType | None
     """Plans for the missing keys the convention says the class computes; their report entries become
     "filled", with the reason. Other missing keys are left as they are (the contract then fails)."""
     plans: list[TensorPlan] = []
+    float32 = by_name("float32")  # the table as the class computes it; --dtype casts it like any weight
+    out = dtype or float32
     for i, entry in enumerate(report.entries):
         why = next((w for pattern, w in convention.computed if re.search(pattern, entry.key)), None)
         if entry.status != "missing" or entry.allowed or why is None:
             continue
-        float32 = by_name("float32")
-        out = dtype or float32
         value = _computed(model, entry.key)
         if tuple(value.shape) != tuple(entry.out_shape):  # the class's init disagrees with its own key
             continue
         plans.append(TensorPlan(key=entry.key, dtype=out, shape=tuple(value.shape),
-                                produce=lambda v=value, o=out: cast(v, float32, o), source=""))
+                                produce=lambda v=value: cast(v, float32, out), source=""))
         report.entries[i] = Entry("filled", key=entry.key, out_shape=entry.out_shape, dtype=out.name,
                                   reason=f"{why}: computed by {type(model).__name__}._init_weights, as the "
                                          f"class does itself (the {convention.name} convention)")

@@ -22,9 +22,8 @@ from ...readers.checkpoint import read_checkpoint
 from ...spec import Format
 from .. import onto, target
 from ..repo import Repo
-from . import computed
+from . import computed, pick
 from . import config as configs
-from . import pick
 from .apply import apply
 
 
