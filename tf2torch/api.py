@@ -16,7 +16,7 @@ from .errors import UsageError
 from .options import WEIGHT_FORMATS, ConvertOptions
 from .pipelines import Conversion
 from .plan import TensorPlan
-from .spec import ModelSpec
+from .spec import Format, ModelSpec
 
 __all__ = ["WEIGHT_FORMATS", "Conversion", "ConvertOptions", "convert", "read", "verify"]
 
@@ -134,7 +134,13 @@ def convert(
                             dry_run=options.dry_run, report_path=options.report_path, progress=progress)
     options.rule_set  # noqa: B018  (loaded before the source is read: a bad rules file fails first)
     spec = read(source, verify_crc=options.verify_crc, config=options.config)
-    outcome = pipelines.run(spec, options)
+    if options.model is not None and spec.format is Format.TF1_CHECKPOINT:
+        # an original release's checkpoint onto a transformers class: its convention names the weights
+        from .hf.original.user import run as onto_transformers
+
+        outcome = onto_transformers(spec, options)
+    else:
+        outcome = pipelines.run(spec, options)
     enforce(outcome.report, options, source, out_dir)
     if options.report_path is not None:
         from .write.output import write_report_file

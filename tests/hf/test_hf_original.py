@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.hf.conftest import run_cli
+from tests.hf.conftest import run_cli, tie_groups
 from tests.hf.originals import CASES, first_output
 from tests.hf.test_hf_v5 import SCRIPT, require_v5_venv
 from tests.support.numerics import BOUND, FACTOR, check
@@ -215,3 +215,45 @@ def test_expected_outputs_are_not_trivial(original):
     """The comparison means something: the truth's outputs vary (no NaN, not constant)."""
     built = original("bert-bare")
     assert np.isfinite(built.expected).all() and built.expected.std() > 1e-3
+
+
+USER_FILE = """import transformers
+
+
+def build():
+    return transformers.{cls}(transformers.{config}(**{kwargs!r}))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name", ["bert-pretraining", "bert-bare", "gpt2-lm"])
+def test_model_file_building_the_transformers_class_needs_no_rules(name, original, tmp_path):
+    """``--model user.py:build`` where build returns the transformers class: the checkpoint's convention
+    (detected from its names, for a class of that family) names the weights; the report says which, and
+    the written weights are the 4.57 loader's, computing its outputs."""
+    import transformers
+    from safetensors.torch import load_file
+
+    built, case = original(name), CASES[name]
+    kwargs = case.config_kwargs or {k: v for k, v in case.config.items() if k != "model_type"}
+    (tmp_path / "user.py").write_text(USER_FILE.format(cls=case.expected_class, config=case.config_class,
+                                                       kwargs=kwargs))
+    out = tmp_path / "out"
+    result = run_cli("convert", built.prefix, "--model", f"{tmp_path / 'user.py'}:build", "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    convention = [n for n in report["notes"] if "convention" in n]
+    assert len(convention) == 1 and case.expected_class in convention[0], report["notes"]
+    assert {e["reason"] for e in report["entries"] if e["status"] == "mapped"} == {"matched by pair"}
+    got = load_file(out / "model.safetensors")
+    differ = [k for k in got if not torch.equal(got[k], built.truth[k])]
+    assert not differ, f"{name}: not the 4.57 loader's weights: {differ[:5]}"
+    model = getattr(transformers, case.expected_class)(getattr(transformers, case.config_class)(**kwargs)).eval()
+    missing = model.load_state_dict(got, strict=False).missing_keys
+    tied = {k for group in tie_groups(model) for k in group}
+    assert set(missing) <= tied, f"{name}: not written: {set(missing) - tied}"
+    model.tie_weights()
+    with torch.no_grad():
+        actual = first_output(model(**{k: torch.from_numpy(v) for k, v in built.inputs.items()}))
+    check(actual, built.expected, f"{name} via --model: tf2torch vs transformers 4.57's {case.loader}")
+    print(f"{name}: {convention[0]}; {report['counts']}")

@@ -55,7 +55,7 @@ def conventions() -> tuple[Convention, ...]:
     """Every family module's ``CONVENTIONS``, in module-name order (variants in their module's order)."""
     found: list[Convention] = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name in ("apply", "computed", "convert", "config"):
+        if info.name.startswith("_") or info.name in ("apply", "computed", "convert", "config", "user"):
             continue
         found.extend(importlib.import_module(f"{__name__}.{info.name}").CONVENTIONS)
     return tuple(found)
