@@ -199,6 +199,70 @@ def convbert(e: int = 16, h: int = 32, i: int = 36, groups: int = 2, k: int = 5,
     return out
 
 
+def _slim_conv(out: Shapes, scope: str, torch_shape: tuple[int, ...], depthwise: bool = False) -> None:
+    """A slim conv + BatchNorm: kernel (H, W, in, out), depthwise (H, W, C, 1), from the torch conv's shape."""
+    o, i, h, w = torch_shape
+    out[f"{scope}/depthwise_weights" if depthwise else f"{scope}/weights"] = (h, w, o, 1) if depthwise else (h, w, i, o)
+    for leaf in ("gamma", "beta", "moving_mean", "moving_variance"):
+        out[f"{scope}/BatchNorm/{leaf}"] = (o,)
+
+
+def _torch_shapes(model_class: str, config_class: str, **config: Any) -> dict[str, tuple[int, ...]]:
+    import transformers  # the channel counts (depth multiplier, rounding) as the class computes them
+
+    model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config))
+    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+
+MOBILENET_V1 = dict(depth_multiplier=0.25, image_size=32, num_labels=5)
+MOBILENET_V2 = dict(depth_multiplier=0.35, image_size=32, num_labels=5)
+
+
+def mobilenet_v1() -> Shapes:
+    """TF-slim MobileNet v1: Conv2d_0, 13 depthwise/pointwise pairs, the 1x1-conv logits."""
+    pt = _torch_shapes("MobileNetV1ForImageClassification", "MobileNetV1Config", **MOBILENET_V1)
+    out: Shapes = {}
+    _slim_conv(out, "MobilenetV1/Conv2d_0", pt["mobilenet_v1.conv_stem.convolution.weight"])
+    for n in range(13):
+        for j, kind in enumerate(("depthwise", "pointwise")):
+            _slim_conv(out, f"MobilenetV1/Conv2d_{n + 1}_{kind}", pt[f"mobilenet_v1.layer.{2 * n + j}.convolution.weight"],
+                       depthwise=kind == "depthwise")
+    labels, features = pt["classifier.weight"]
+    out["MobilenetV1/Logits/Conv2d_1c_1x1/weights"] = (1, 1, features, labels)
+    out["MobilenetV1/Logits/Conv2d_1c_1x1/biases"] = (labels,)
+    return out
+
+
+def mobilenet_v2() -> Shapes:
+    """TF-slim MobileNet v2: Conv, expanded_conv (no expand), expanded_conv_1..16, Conv_1, the logits."""
+    pt = _torch_shapes("MobileNetV2ForImageClassification", "MobileNetV2Config", **MOBILENET_V2)
+    out: Shapes = {}
+    stem = "mobilenet_v2.conv_stem"
+    _slim_conv(out, "MobilenetV2/Conv", pt[f"{stem}.first_conv.convolution.weight"])
+    _slim_conv(out, "MobilenetV2/expanded_conv/depthwise", pt[f"{stem}.conv_3x3.convolution.weight"], depthwise=True)
+    _slim_conv(out, "MobilenetV2/expanded_conv/project", pt[f"{stem}.reduce_1x1.convolution.weight"])
+    for n in range(16):
+        for part, module in (("expand", "expand_1x1"), ("depthwise", "conv_3x3"), ("project", "reduce_1x1")):
+            _slim_conv(out, f"MobilenetV2/expanded_conv_{n + 1}/{part}",
+                       pt[f"mobilenet_v2.layer.{n}.{module}.convolution.weight"], depthwise=part == "depthwise")
+    _slim_conv(out, "MobilenetV2/Conv_1", pt["mobilenet_v2.conv_1x1.convolution.weight"])
+    labels, features = pt["classifier.weight"]
+    out["MobilenetV2/Logits/Conv2d_1c_1x1/weights"] = (1, 1, features, labels)
+    out["MobilenetV2/Logits/Conv2d_1c_1x1/biases"] = (labels,)
+    return out
+
+
+def slim_slots(shapes: Shapes) -> Shapes:
+    """slim's training: RMSProp's two slots per trainable variable, and an ExponentialMovingAverage shadow of
+    every model variable (the moving statistics too)."""
+    out: Shapes = {}
+    for name, shape in shapes.items():
+        if not name.endswith(("moving_mean", "moving_variance")):
+            out[f"{name}/RMSProp"], out[f"{name}/RMSProp_1"] = shape, shape
+        out[f"{name}/ExponentialMovingAverage"] = shape
+    return out
+
+
 def mobilebert(e: int = 16, h: int = 32, b: int = 24, i: int = 37, layers: int = 2) -> Shapes:
     """google-research MobileBERT: trigram embeddings, bottlenecks of width ``b``, FakeLayerNorm, two
     feed-forward networks per layer (the last one is the layer's own intermediate/output)."""
@@ -398,6 +462,14 @@ CASES: dict[str, Case] = {
                                num_hidden_layers=2, num_attention_heads=4, intermediate_size=36,
                                max_position_embeddings=P, type_vocab_size=T, num_groups=2, conv_kernel_size=5),
                           "ConvBertConfig", None, "ConvBertModel"),
+    "mobilenet_v1-imgcls": Case("load_tf_weights_in_mobilenet_v1", "MobileNetV1ForImageClassification", mobilenet_v1,
+                                slim_slots, dict(model_type="mobilenet_v1", **MOBILENET_V1), "MobileNetV1Config",
+                                "MobileNetV1ForImageClassification", "MobileNetV1ForImageClassification",
+                                inputs=("pixel_values",)),
+    "mobilenet_v2-imgcls": Case("load_tf_weights_in_mobilenet_v2", "MobileNetV2ForImageClassification", mobilenet_v2,
+                                slim_slots, dict(model_type="mobilenet_v2", **MOBILENET_V2), "MobileNetV2Config",
+                                "MobileNetV2ForImageClassification", "MobileNetV2ForImageClassification",
+                                inputs=("pixel_values",)),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),
@@ -419,12 +491,16 @@ CASES: dict[str, Case] = {
 
 
 def values(shapes: Shapes, seed: int) -> dict[str, np.ndarray]:
-    """Seeded random values; norms' scales near 1 (a norm left at ones would hide a swapped pair)."""
+    """Seeded random values; norms' scales near 1 (a norm left at ones would hide a swapped pair), variances
+    positive."""
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape in shapes.items():
         scale = name.rsplit("/", 1)[-1] in ("gamma", "g", "scale")
-        out[name] = ((1 if scale else 0) + rng.normal(0, 0.2 if scale else 0.5, shape)).astype(np.float32)
+        value = (1 if scale else 0) + rng.normal(0, 0.2 if scale else 0.5, shape)
+        if "moving_variance" in name:  # a variance (and its shadow) is positive: its square root is taken
+            value = 0.5 + np.abs(value)
+        out[name] = value.astype(np.float32)
     return out
 
 

@@ -44,8 +44,8 @@ def test_original_checkpoint_becomes_the_loaders_model(name, original):
     report = json.loads((built.out / "report.json").read_text())
     skipped = {e["source"]: e["reason"] for e in report["entries"] if e["status"] == "skipped"}
     assert not case.global_step or skipped["global_step"].startswith("bookkeeping")
-    slots = [s for s, why in skipped.items() if "slot" in why]
-    assert len(slots) == len(case.slots(case.shapes())), f"{name}: optimizer slots not all counted as such"
+    slots = [s for s, why in skipped.items() if "slot" in why or "EMA shadow" in why]
+    assert len(slots) == len(case.slots(case.shapes())), f"{name}: optimizer slots (EMA shadows) not all counted as such"
     print(f"{name}: {report['counts']['mapped']} mapped, {len(slots)} optimizer slots skipped, "
           f"{len(skipped) - len(slots) - case.global_step} skipped by the convention")
 
@@ -101,7 +101,8 @@ def test_transformers_5_loads_every_converted_original(original):
                                                     ("mobilebert", "mobilebert"), ("rembert", "rembert"),
                                                     ("big_bird", "big_bird"), ("gpt2", "gpt2"),
                                                     ("gpt_neo", "gpt_neo"), ("tapas", "tapas"), ("t5", "t5"),
-                                                    ("convbert", "convbert")])
+                                                    ("convbert", "convbert"), ("mobilenet_v1", "mobilenet_v1"),
+                                                    ("mobilenet_v2", "mobilenet_v2")])
 def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(family, model_type):
     """A release's own config (bert_config.json, hparams.json) names no model_type: each family's checkpoint
     is recognised by its own convention and no other (MobileBERT's names contain BERT's)."""
@@ -110,6 +111,23 @@ def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(f
 
     found = detect(sorted(getattr(originals, family)()))
     assert [c.model_types[0] for c in found] == [model_type]
+
+
+@pytest.mark.tf
+def test_slim_mobilenet_ema_shadows_as_transformers_loaders_read_them(original):
+    """MobileNetV2's loader took the EMA shadow of each kernel, bias, gamma, beta (not of the moving
+    statistics); MobileNetV1's took the raw variables. The reports say which, per shadow."""
+    def skipped(name: str) -> dict[str, str]:
+        report = json.loads((original(name).out / "report.json").read_text())
+        return {e["source"]: e["reason"] for e in report["entries"] if e["status"] == "skipped"}
+
+    v2, v1 = skipped("mobilenet_v2-imgcls"), skipped("mobilenet_v1-imgcls")
+    read = {s for s, why in v2.items() if why.startswith("EMA shadow, read in place of")}
+    assert "MobilenetV2/Conv/weights/ExponentialMovingAverage" in read
+    assert "MobilenetV2/Conv/BatchNorm/gamma/ExponentialMovingAverage" in read
+    assert "MobilenetV2/Conv/BatchNorm/moving_mean/ExponentialMovingAverage" not in read
+    assert not any("read in place" in why for why in v1.values())
+    assert "not selected" in v1["MobilenetV1/Conv2d_0/weights/ExponentialMovingAverage"]
 
 
 def test_roformer_names_are_bert_names_so_the_config_must_say_which():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -29,7 +30,9 @@ class Convention:
     model_types: tuple[str, ...]  # the transformers model_type(s) it serves
     bare: str  # the default class: the family's bare model
     detect: str  # regex a variable name of this family's checkpoints matches (config without model_type)
-    renames: Pairs  # (regex, replacement) applied in order: original name -> full model's key, "/" for "."
+    # (regex, replacement) applied in order: original name -> full model's key, "/" for "."; a replacement
+    # may be a function of the match where the index is computed (slim MobileNet's Conv2d_<i> -> layer.<2i-2>)
+    renames: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...]
     heads: Pairs = ()  # (full-model key prefix, what it is): skipped by rule when the class has none of it
     skips: Pairs = ()  # (regex on the original name, why): never part of the class (another model's weights)
     layouts: Pairs = ()  # (regex on the target key, layout kind): kept in a layout the module type does not say
@@ -39,6 +42,9 @@ class Convention:
     # (regex on the class's key, why): a parameter the class computes in its own initialisation, never
     # stored by the release (RoFormer's sinusoid table): filled by the class's ``_init_weights``
     computed: Pairs = ()
+    # regex of the original names whose ExponentialMovingAverage shadow is the weight when the checkpoint
+    # holds one (transformers 4.57's MobileNetV2 loader took the averaged weights; its V1 loader did not)
+    ema: str = ""
 
     def key_of(self, name: str) -> str:
         """The full model's state_dict key an original variable name stands for."""

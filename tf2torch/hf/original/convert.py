@@ -9,6 +9,7 @@ contract and writes. Nothing is written unless every key is filled and every wei
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -17,12 +18,13 @@ from typing import Any
 from ... import __version__, dtypes
 from ...errors import FormatError, UsageError
 from ...map.account import Entry
+from ...map.select import EMA_SUFFIX, ema_weights
 from ...plan import TensorPlan
 from ...readers.checkpoint import read_checkpoint
-from ...spec import Format
+from ...spec import Format, ModelSpec
 from .. import onto, target
 from ..repo import Repo
-from . import computed, pick
+from . import Convention, computed, pick
 from . import config as configs
 from .apply import apply
 
@@ -54,6 +56,7 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     if cls is None:
         cls = target.model_class(transformers, convention.bare, where)
         convention = pick(model_type, cls.__name__) or convention
+    spec, shadows = _ema(spec, convention)
     config = configs.build(transformers, cls, convention, raw, where)
     model = target.instantiate(cls, config, where)
     keys = list(model.state_dict().keys())
@@ -70,6 +73,10 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
         if var.name in applied.skipped:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
                              reason=applied.skipped[var.name]))
+    for i, entry in enumerate(report.entries):  # the shadows read in place of their variables
+        if entry.status == "skipped" and entry.source in shadows:
+            report.entries[i] = replace(entry, reason=f"EMA shadow, read in place of {shadows[entry.source]!r} "
+                                                      f"(the {convention.name} convention, as transformers' loader)")
     report.notes.append(f"names read by the {convention.name} convention (tf2torch.hf.original)")
     label = Path(str(spec.path)[: -len(".index")]).name
     onto.enforce(report, f"{source}: {cls.__name__} from {where.name} does not take {label}", where.name,
@@ -81,3 +88,13 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     return onto.emit(plans, report, found, config_out, line, out=out, dry_run=dry_run, force=force,
                      report_path=report_path, max_shard_size=max_shard_size, progress=progress,
                      title=f"{cls.__name__} ({label})")
+
+
+def _ema(spec: ModelSpec, convention: Convention) -> tuple[ModelSpec, dict[str, str]]:
+    """``spec`` with the weights the convention reads from their EMA shadow doing so (same name, the shadow's
+    data), and shadow name -> the weight it stands for."""
+    if not convention.ema:
+        return spec, {}
+    shadowed = {n: v for n, v in ema_weights(spec.variables).items() if re.search(convention.ema, n)}
+    variables = tuple(shadowed.get(v.name, v) for v in spec.variables)
+    return replace(spec, variables=variables), {n + EMA_SUFFIX: n for n in shadowed}
