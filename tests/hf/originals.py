@@ -199,6 +199,30 @@ def convbert(e: int = 16, h: int = 32, i: int = 36, groups: int = 2, k: int = 5,
     return out
 
 
+def xlnet(layers: int = 2, d: int = 32, heads: int = 4, inner: int = 37) -> Shapes:
+    """zihangdai XLNet: 3-D attention kernels (d_model, n_head, d_head), relative biases stacked over layers."""
+    h = d // heads
+    out: Shapes = {"model/transformer/word_embedding/lookup_table": (V, d), "model/transformer/mask_emb/mask_emb": (1, 1, d)}
+    for n in range(layers):
+        s = f"model/transformer/layer_{n}"
+        for proj in ("q", "k", "v", "o", "r"):
+            out[f"{s}/rel_attn/{proj}/kernel"] = (d, heads, h)
+        _norm(out, f"{s}/rel_attn/LayerNorm", d)
+        _dense(out, f"{s}/ff/layer_1", d, inner)
+        _dense(out, f"{s}/ff/layer_2", inner, d)
+        _norm(out, f"{s}/ff/LayerNorm", d)
+    for bias in ("r_r_bias", "r_w_bias", "r_s_bias"):
+        out[f"model/transformer/{bias}"] = (layers, heads, h)
+    out["model/transformer/seg_embed"] = (layers, 2, heads, h)
+    out["model/lm_loss/bias"] = (V,)
+    return out
+
+
+def adam_v1_slots(shapes: Shapes) -> Shapes:
+    """tf.train.AdamOptimizer's slots (XLNet's release): ``<var>/Adam``, ``<var>/Adam_1``."""
+    return {f"{name}/{slot}": shape for name, shape in shapes.items() for slot in ("Adam", "Adam_1")}
+
+
 def _slim_conv(out: Shapes, scope: str, torch_shape: tuple[int, ...], depthwise: bool = False) -> None:
     """A slim conv + BatchNorm: kernel (H, W, in, out), depthwise (H, W, C, 1), from the torch conv's shape."""
     o, i, h, w = torch_shape
@@ -470,6 +494,9 @@ CASES: dict[str, Case] = {
                                 slim_slots, dict(model_type="mobilenet_v2", **MOBILENET_V2), "MobileNetV2Config",
                                 "MobileNetV2ForImageClassification", "MobileNetV2ForImageClassification",
                                 inputs=("pixel_values",)),
+    "xlnet-lm": Case("load_tf_weights_in_xlnet", "XLNetLMHeadModel", xlnet, adam_v1_slots,
+                     dict(model_type="xlnet", vocab_size=V, d_model=32, n_layer=2, n_head=4, d_inner=37),
+                     "XLNetConfig", "XLNetLMHeadModel", "XLNetLMHeadModel"),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),

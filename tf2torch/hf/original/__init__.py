@@ -45,6 +45,9 @@ class Convention:
     # regex of the original names whose ExponentialMovingAverage shadow is the weight when the checkpoint
     # holds one (transformers 4.57's MobileNetV2 loader took the averaged weights; its V1 loader did not)
     ema: str = ""
+    # regex of the original names stacked over layers along their first axis (XLNet's r_r_bias
+    # [n_layer, n_head, d_head]): read as one variable per layer, ``<name>/<i>``, each renamed like any other
+    splits: str = ""
 
     def key_of(self, name: str) -> str:
         """The full model's state_dict key an original variable name stands for."""
