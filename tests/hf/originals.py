@@ -218,6 +218,30 @@ def xlnet(layers: int = 2, d: int = 32, heads: int = 4, inner: int = 37) -> Shap
     return out
 
 
+def funnel(blocks: tuple[int, ...] = (1, 2), decoder: int = 1, d: int = 32, heads: int = 4, inner: int = 37) -> Shapes:
+    """laiguokun Funnel-Transformer: one flat layer_<k> numbering over the encoder's blocks and the decoder."""
+    h = d // heads
+    out: Shapes = {"model/input/word_embedding/lookup_table": (V, d)}
+    _norm(out, "model/input/layer_norm", d)
+    n = sum(blocks)
+    for k in range(n + decoder):
+        s = f"model/{'encoder' if k < n else 'decoder'}/layer_{k}"
+        for proj in ("q", "k", "v", "r"):
+            out[f"{s}/rel_attn/{proj}/kernel"] = (d, heads, h)
+        for proj in ("k", "v"):
+            out[f"{s}/rel_attn/{proj}/bias"] = (heads, h)
+        out[f"{s}/rel_attn/o/kernel"] = (heads, h, d)
+        out[f"{s}/rel_attn/o/bias"] = (d,)
+        for bias in ("r_w_bias", "r_r_bias", "r_s_bias"):
+            out[f"{s}/rel_attn/{bias}"] = (heads, h)
+        out[f"{s}/rel_attn/seg_embed"] = (2, heads, h)
+        _norm(out, f"{s}/rel_attn/layer_norm", d)
+        _dense(out, f"{s}/ff/layer_1", d, inner)
+        _dense(out, f"{s}/ff/layer_2", inner, d)
+        _norm(out, f"{s}/ff/layer_norm", d)
+    return out
+
+
 def adam_v1_slots(shapes: Shapes) -> Shapes:
     """tf.train.AdamOptimizer's slots (XLNet's release): ``<var>/Adam``, ``<var>/Adam_1``."""
     return {f"{name}/{slot}": shape for name, shape in shapes.items() for slot in ("Adam", "Adam_1")}
@@ -497,6 +521,9 @@ CASES: dict[str, Case] = {
     "xlnet-lm": Case("load_tf_weights_in_xlnet", "XLNetLMHeadModel", xlnet, adam_v1_slots,
                      dict(model_type="xlnet", vocab_size=V, d_model=32, n_layer=2, n_head=4, d_inner=37),
                      "XLNetConfig", "XLNetLMHeadModel", "XLNetLMHeadModel"),
+    "funnel-bare": Case("load_tf_weights_in_funnel", "FunnelModel", funnel, adam_slots,
+                        dict(model_type="funnel", vocab_size=V, block_sizes=[1, 2], num_decoder_layers=1, d_model=32,
+                             n_head=4, d_head=8, d_inner=37), "FunnelConfig", None, "FunnelModel"),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),

@@ -102,7 +102,8 @@ def test_transformers_5_loads_every_converted_original(original):
                                                     ("big_bird", "big_bird"), ("gpt2", "gpt2"),
                                                     ("gpt_neo", "gpt_neo"), ("tapas", "tapas"), ("t5", "t5"),
                                                     ("convbert", "convbert"), ("mobilenet_v1", "mobilenet_v1"),
-                                                    ("mobilenet_v2", "mobilenet_v2"), ("xlnet", "xlnet")])
+                                                    ("mobilenet_v2", "mobilenet_v2"), ("xlnet", "xlnet"),
+                                                    ("funnel", "funnel")])
 def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(family, model_type):
     """A release's own config (bert_config.json, hparams.json) names no model_type: each family's checkpoint
     is recognised by its own convention and no other (MobileBERT's names contain BERT's)."""

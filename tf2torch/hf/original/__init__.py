@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -48,10 +49,14 @@ class Convention:
     # regex of the original names stacked over layers along their first axis (XLNet's r_r_bias
     # [n_layer, n_head, d_head]): read as one variable per layer, ``<name>/<i>``, each renamed like any other
     splits: str = ""
+    # renames that depend on the model's config, applied before ``renames`` (Funnel's flat layer_<k> onto
+    # encoder.blocks.<b>.<j> by the config's block_sizes, as the 4.57 loader walked them)
+    indexed: Callable[[Any], tuple[tuple[str, str], ...]] | None = None
 
-    def key_of(self, name: str) -> str:
-        """The full model's state_dict key an original variable name stands for."""
-        for pattern, replacement in self.renames:
+    def key_of(self, name: str, first: tuple[tuple[str, str], ...] = ()) -> str:
+        """The full model's state_dict key an original variable name stands for (``first``: ``indexed``'s
+        renames for the model's config)."""
+        for pattern, replacement in (*first, *self.renames):
             name = re.sub(pattern, replacement, name)
         return name.replace("/", ".")
 

@@ -61,7 +61,7 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     model = target.instantiate(cls, config, where)
     keys = list(model.state_dict().keys())
     applied = apply(convention, spec.variables, keys, getattr(cls, "base_model_prefix", ""), cls.__name__,
-                    onto.tied_keys(model))
+                    onto.tied_keys(model), config)
     kept = tuple(v for v in spec.variables if v.name not in applied.skipped)
     plans, report = onto.map_onto(replace(spec, variables=kept), model, aliases=applied.aliases,
                                   rules=applied.rules, dtype=dtypes.by_name(dtype) if dtype else None)

@@ -34,7 +34,8 @@ def naming(spec: ModelSpec, model: Any) -> pipeline.Naming | None:
     if convention is None:
         return None
     keys = list(model.state_dict().keys())
-    applied = apply(convention, spec.variables, keys, getattr(model, "base_model_prefix", ""), type(model).__name__)
+    applied = apply(convention, spec.variables, keys, getattr(model, "base_model_prefix", ""), type(model).__name__,
+                    config=model.config)
     return pipeline.Naming(aliases=applied.aliases, pairs=applied.pairs, layouts=applied.layouts,
                            skipped=applied.skipped,
                            note=f"names read by the {convention.name} convention (tf2torch.hf.original), "
