@@ -311,6 +311,12 @@ def slim_slots(shapes: Shapes) -> Shapes:
     return out
 
 
+def ema_shadows(shapes: Shapes) -> Shapes:
+    """The ExponentialMovingAverage shadows alone (the MobileNet v2 case: RMSProp's slots are counted in v1's,
+    and 4.57's loader reads each variable separately: fewer of them keep the test fast)."""
+    return {name: shape for name, shape in slim_slots(shapes).items() if name.endswith("/ExponentialMovingAverage")}
+
+
 def mobilebert(e: int = 16, h: int = 32, b: int = 24, i: int = 37, layers: int = 2) -> Shapes:
     """google-research MobileBERT: trigram embeddings, bottlenecks of width ``b``, FakeLayerNorm, two
     feed-forward networks per layer (the last one is the layer's own intermediate/output)."""
@@ -515,7 +521,7 @@ CASES: dict[str, Case] = {
                                 "MobileNetV1ForImageClassification", "MobileNetV1ForImageClassification",
                                 inputs=("pixel_values",)),
     "mobilenet_v2-imgcls": Case("load_tf_weights_in_mobilenet_v2", "MobileNetV2ForImageClassification", mobilenet_v2,
-                                slim_slots, dict(model_type="mobilenet_v2", **MOBILENET_V2), "MobileNetV2Config",
+                                ema_shadows, dict(model_type="mobilenet_v2", **MOBILENET_V2), "MobileNetV2Config",
                                 "MobileNetV2ForImageClassification", "MobileNetV2ForImageClassification",
                                 inputs=("pixel_values",)),
     "xlnet-lm": Case("load_tf_weights_in_xlnet", "XLNetLMHeadModel", xlnet, adam_v1_slots,
