@@ -157,6 +157,8 @@ BAD = {
     "class-not-the-config": ("t5-v1_1", {}, ("--hf-class", "BertModel"), ("'t5'", "'bert' class")),
     "roformer-without-model-type": ("roformer-mlm", dict(model_type=None), (),
                                     ("google-research BERT and ZhuiyiTechnology RoFormer", "model_type")),
+    "imagegpt-several-weights-into-one-key": ("gpt2-bare", dict(model_type="imagegpt"), (),
+                                              ("'imagegpt'", "several weights into one key", "load_tf_weights_in_")),
     "no-model-type-and-no-known-names": ("gpt2-bare", {}, ("--hf-class", "NoSuchModel"), ("NoSuchModel",)),
 }
 
