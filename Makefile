@@ -63,6 +63,7 @@ fixtures: $(STAMP)
 
 bench: $(STAMP) bench-models
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/hf_bench.py
 
 # Converted-model speed against tf2onnx -> onnx2torch, Keras 3 on torch and torchvision. onnx2torch needs torchvision, and
 # PyPI's torchvision does not import beside the CPU torch 2.13.0 wheel; torch 2.14.1 + torchvision 0.29.1

@@ -112,21 +112,26 @@ def convert(
         >>> sorted(result.files)
         ['model.py', 'model.safetensors', 'report.json']
     """
-    from . import hf, pipelines
+    from . import pipelines
     from .pipelines.contract import enforce
 
     options = ConvertOptions.build(options, **kwargs)
-    if options.hf_config is not None:
+    route = hf_route(source, options)
+    if route == "checkpoint" and options.model is not None:
+        raise UsageError("--hf-config writes a transformers repository; --model maps onto your own model: "
+                         "pass one of them")
+    if route is not None:
+        from .hf import inapplicable
+
+        inapplicable.check(options, route)  # an option the route would ignore is refused, by name
+    if route == "checkpoint":
         # an original TF1 checkpoint (Google's, OpenAI's, mesh-TF's names) in, a transformers repo out
-        if options.model is not None:
-            raise UsageError("--hf-config writes a transformers repository; --model maps onto your own model: "
-                             "pass one of them")
         from .hf.original.convert import convert_checkpoint
 
         return convert_checkpoint(source, out_dir, options.hf_config, hf_class=options.hf_class,
                                   dtype=options.dtype, force=options.force, dry_run=options.dry_run,
                                   report_path=options.report_path, verify_crc=options.verify_crc, progress=progress)
-    if options.model is None and (options.hf_class is not None or hf.is_repo(source)):
+    if route == "repo":
         # a transformers repository in, one out: its own reader and writer (tf2torch.hf), the same contract
         from .hf.convert import convert_repo
 
@@ -157,6 +162,18 @@ def convert(
     conversion.files = write_outputs(Path(out_dir), outcome.plans, outcome.report, outcome.model_source,
                                      options.weights_format, outcome.taps, force=options.force, progress=progress)
     return conversion
+
+
+def hf_route(source: str | Path, options: ConvertOptions) -> str | None:
+    """The Hugging Face route ``source`` takes with ``options``: ``"checkpoint"`` (``--hf-config``), ``"repo"``
+    (a transformers repository directory, or ``--hf-class``), or None (the other modes)."""
+    from . import hf
+
+    if options.hf_config is not None:
+        return "checkpoint"
+    if options.hf_class is not None or hf.is_repo(source):
+        return "repo"
+    return None
 
 
 def verify(source: str | Path, out_dir: str | Path, **options: Any):

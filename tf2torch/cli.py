@@ -151,6 +151,9 @@ def convert(source: Path, out_dir: Path | None, suggest_rules: bool, run_verify:
         raise click.UsageError("missing -o/--out OUTDIR (or pass --dry-run)")
     try:
         options = ConvertOptions(**fields)
+        if run_verify and api.hf_route(source, options) == "checkpoint":
+            raise UsageError("--verify does not apply to --hf-config: verify has no TF model to run for an original "
+                             "TF1 checkpoint yet; drop --verify")
         if suggest_rules:
             _suggest_rules(source, options)
             return
@@ -181,6 +184,9 @@ def _suggest_rules(source: Path, options: Any) -> None:
     from . import api
     from .map.suggest import suggest
 
+    if api.hf_route(source, options) is not None:
+        raise UsageError("--suggest-rules does not apply to a transformers repository or --hf-config: names are "
+                         "matched by the transformers convention, with no rules; drop --suggest-rules")
     try:
         api.convert(source, None, replace(options, dry_run=True, report_path=None, strict=False))
     except MappingError as exc:

@@ -10,8 +10,6 @@ weights, and compute the loader's model's outputs; transformers 5 loads the same
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import numpy as np
 import pytest
@@ -19,8 +17,8 @@ import torch
 
 from tests.hf.conftest import run_cli, tie_groups
 from tests.hf.originals import CASES, first_output
-from tests.hf.test_hf_v5 import SCRIPT, require_v5_venv
-from tests.support.numerics import BOUND, FACTOR, check
+from tests.hf.v5 import judge, load_all
+from tests.support.numerics import check
 
 
 @pytest.mark.tf
@@ -74,26 +72,11 @@ def test_heads_and_second_models_are_skipped_by_rule_with_a_note(original):
 
 @pytest.mark.tf
 def test_transformers_5_loads_every_converted_original(original):
-    python = require_v5_venv()
+    """Every converted original loads in transformers 5 (one process for all) with nothing missing or
+    unexpected, and computes what the 4.57 loader's model computed (the rule of tests/support/numerics)."""
     outs = {name: original(name).out for name in sorted(CASES)}
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([str(python), str(SCRIPT), *map(str, outs.values())], capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout)
-    assert result["transformers"].startswith("5."), result["transformers"]
-    failures = []
-    for name, out in outs.items():
-        got = result["repos"][str(out)]
-        if "exception" in got:
-            failures.append(f"{name}: {got['exception']}")
-            continue
-        info = {k: v for k, v in got["loading_info"].items() if v}
-        bound = max(BOUND, FACTOR * got["drift"])
-        print(f"{name}: transformers {result['transformers']} {got['class']}: max relative error {got['error']:.2e} "
-              f"against the 4.57 loader's model (bound {bound:.1e}); loading info {info}")
-        if info or got["error"] > bound:
-            failures.append(f"{name}: {info} error {got['error']:.2e}")
+    result = load_all(outs)
+    failures = [f for name in outs for f in judge(name, result[name], result["transformers"])]
     assert not failures, "; ".join(failures)
 
 

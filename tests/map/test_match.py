@@ -120,3 +120,34 @@ def test_a_top_level_name_is_no_suffix_of_every_key():
     assert not result.matches, [(m.source.name, m.how) for m in result.matches]
     assert set(result.unmatched) == {"output_weights", "foo/kernel"}
     assert [t.key for t in result.missing] == ["classifier.weight"]
+
+
+def test_transformers_layouts_scalar_column_grouped_and_separable():
+    """CLIP's (1,) logit_scale onto a 0-d parameter; ConvBERT's separable conv (depthwise and pointwise
+    kernels onto two Conv1d, its (C,) bias onto a (C, 1) parameter) and grouped linear layer
+    ((O/g, I/g, g) onto (g, I/g, O/g) of a plain Module): each layout also moves the numbers right."""
+    sources = [var("clip/logit_scale", (1,)),
+               var("att/sep/depthwise_kernel", (3, 32, 1)), var("att/sep/pointwise_kernel", (1, 32, 16)),
+               var("att/sep/bias", (16,)), var("ffn/dense/kernel", (19, 16, 2))]
+    targets = [target("logit_scale", (), ""),
+               TargetParam("att.sep.depthwise.weight", (32, 1, 3), "Conv1d", groups=32),
+               target("att.sep.pointwise.weight", (16, 32, 1), "Conv1d"), target("att.sep.bias", (16, 1), "Module"),
+               target("ffn.dense.weight", (2, 16, 19), "Module")]
+    result = match(sources, targets)
+    layouts = {m.target.key: m.layout.name for m in result.matches}
+    assert layouts == {"logit_scale": "to_scalar", "att.sep.depthwise.weight": "depthwise1d",
+                       "att.sep.pointwise.weight": "conv1d", "att.sep.bias": "column",
+                       "ffn.dense.weight": "grouped_dense"}, (layouts, result.unmatched)
+    grouped = next(m for m in result.matches if m.target.key == "ffn.dense.weight").layout
+    kernel = np.arange(19 * 16 * 2, dtype="f4").reshape(19, 16, 2)
+    # TF multiplies by transpose(kernel, [2, 1, 0]); PyTorch's GroupedLinearLayer by its weight as stored
+    assert np.array_equal(grouped.apply(kernel), kernel.transpose(2, 1, 0))
+
+
+def test_a_bare_weight_in_the_targets_shape_is_not_transposed():
+    """transformers' TF add_weight matrices are stored (out, in) (MobileBERT's head dense (16, 99) onto
+    Linear(99, 16)); a Dense's kernel of the same shape is (in, out) and is transposed."""
+    result = match([var("predictions/dense/weight", (16, 99)), var("head/kernel", (8, 8))],
+                   [target("predictions.dense.weight", (16, 99), "Linear"), target("head.weight", (8, 8), "Linear")])
+    assert {m.target.key: m.layout.name for m in result.matches} == {"predictions.dense.weight": "identity",
+                                                                      "head.weight": "dense"}

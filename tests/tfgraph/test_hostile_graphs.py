@@ -74,3 +74,26 @@ def test_function_attributes_nested_past_any_real_graph(tmp_path):
     forged.write_bytes(graph.SerializeToString())
     with pytest.raises(FormatError, match="nested more than 8 deep"):
         api.read(forged)
+
+
+def test_a_meta_graphs_forged_attribute_fails_when_the_lowering_reads_it():
+    """A checkpoint's .meta graph decodes attributes lazily (most of its nodes are never looked at): the
+    forged attribute is still refused, as a FormatError, when the node's attributes are read."""
+    tf = require_tf()
+    from tensorflow.core.framework import attr_value_pb2, node_def_pb2
+
+    from tf2torch.readers.graph.nodes import decode_node
+    from tf2torch.readers.proto import Message
+
+    node = node_def_pb2.NodeDef(name="x", op="Placeholder")
+    value = attr_value_pb2.AttrValue()
+    inner = value
+    for _ in range(40):
+        inner.func.name = "f"
+        inner = inner.func.attr["nested"]
+    node.attr["_forged"].CopyFrom(value)
+    assert tf is not None
+    decoded = decode_node(Message(node.SerializeToString(), "forged.meta"), "forged.meta", lazy=True)
+    assert (decoded.name, decoded.op) == ("x", "Placeholder")
+    with pytest.raises(FormatError, match="nested more than 8 deep"):
+        dict(decoded.attrs)

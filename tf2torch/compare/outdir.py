@@ -54,6 +54,10 @@ def read_outdir(path: Path) -> OutDir:
     if not isinstance(data, dict):
         raise FormatError(f"{report_file}: expected a JSON object, found {type(data).__name__}; convert again")
     mode = data.get("mode")
+    if isinstance(mode, str) and mode.startswith("hugging-face"):
+        raise UsageError(f"{path}: a transformers repository (report.json mode {mode!r}); verify runs one against "
+                         "the repository it came from (verify REPO OUT, REPO holding tf_model.h5); for an original "
+                         "TF1 checkpoint (--hf-config) verify has no TF model to run yet")
     if mode == "bare" or not (path / "model.py").is_file():
         raise UsageError(f"{path}: holds a bare state_dict (no model.py), so there is no PyTorch model to run; "
                          "convert with --model FILE.py:CALLABLE (your model) or from a full Keras model")

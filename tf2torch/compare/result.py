@@ -41,8 +41,8 @@ class Row:
 class VerifyResult:
     source: str
     out_dir: str
-    source_kind: str  # "keras" | "tf1-graph" | "savedmodel"
-    mode: str  # the conversion's mode (report.json): "keras" | "model"
+    source_kind: str  # "keras" | "tf1-graph" | "savedmodel" | "transformers TF<Class>" (a transformers repo)
+    mode: str  # the conversion's mode (report.json): "keras" | "model" | "hugging-face <Class>"
     atol: float
     rtol: float
     inputs: list[dict[str, Any]]  # name, shape (PyTorch layout), tf_shape, origin (seed / file)

@@ -46,8 +46,11 @@ def verify(
 
     Args:
         source: what was converted: a Keras ``.keras`` / ``.h5`` file, a TF1 checkpoint prefix with
-            its ``.meta`` graph, a frozen GraphDef ``.pb``, or a SavedModel directory (final outputs only).
-        out_dir: the output directory of ``tf2torch convert`` (``model.py``, weights, ``report.json``).
+            its ``.meta`` graph, a frozen GraphDef ``.pb``, a SavedModel directory (final outputs only), or a
+            transformers repository with TF weights (``run_hf``: its TF class against ``out_dir``'s PyTorch
+            class, per output and hidden state; needs transformers 4.x).
+        out_dir: the output directory of ``tf2torch convert`` (``model.py``, weights, ``report.json``; for a
+            transformers repository, the repository it wrote).
         input_shape: with the batch axis, in the PyTorch model's layout (default: the TF model's
             input shape, batch 2).
         inputs: instead of seeded random inputs: an ``.npy`` / ``.npz`` path, an array, a name ->
@@ -76,10 +79,45 @@ def verify(
     for target in (report_file, plot):  # likewise: refuse to replace a file without --force now, not later
         if target is not None:
             check_file_target(Path(target), force)
+    if _is_hf_repo(source):
+        refused = {"--input-shape": input_shape, "--tf-input": tf_inputs, "--tf-output": tf_outputs}
+        given = next((flag for flag, value in refused.items() if value), None)
+        if given is not None:
+            raise UsageError(f"{given} does not apply to a transformers repository: the inputs are built from its "
+                             f"config (or --inputs FILE.npz, by name); drop {given}")
+        from .run_hf import verify_repo
+
+        with _Stages(progress) as stage:
+            stage("running both transformers models")
+            result = verify_repo(source, out_dir, inputs=inputs, atol=atol, rtol=rtol, seed=seed)
+    else:
+        result = _verify_model(source, out_dir, input_shape, inputs, atol, rtol, seed, tuple(tf_inputs),
+                               tuple(tf_outputs), progress)
+    if report_file is not None:
+        try:
+            with atomic_write_file(Path(report_file), force) as staging:  # all or nothing
+                staging.write_text(result.dumps(), encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"--report {report_file}: cannot write ({exc.strerror or exc})") from None
+    if plot is not None:
+        plotting.write_plot(result, Path(plot), force)
+    return result
+
+
+def _is_hf_repo(source: Path) -> bool:
+    from ..hf import is_repo
+
+    return is_repo(source)
+
+
+def _verify_model(source: Path, out_dir: Path, input_shape: tuple[int, ...] | None, inputs: Any, atol: float,
+                  rtol: float, seed: int, tf_inputs: tuple[str, ...], tf_outputs: tuple[str, ...],
+                  progress: bool) -> VerifyResult:
+    """A Keras model, TF1 graph or SavedModel against OUT's model.py, per layer."""
     outdir = read_outdir(out_dir)
     with _Stages(progress) as stage:
         stage("loading the TensorFlow model")
-        ref = _reference(source, outdir, tuple(tf_inputs), tuple(tf_outputs))
+        ref = _reference(source, outdir, tf_inputs, tf_outputs)
         data = make_inputs(ref.input_specs(), input_shape, inputs, seed)
         stage("running TensorFlow")
         with full_float32(import_tf()):
@@ -92,18 +130,9 @@ def verify(
         rows = _layer_rows(ref.probes, tf_run, torch_run, atol, rtol)
         rows += _output_rows(outdir, tf_run, torch_run.outputs, data.layouts, atol, rtol)
     first = first_diverging(rows)
-    result = VerifyResult(source=str(source), out_dir=str(out_dir), source_kind=ref.kind, mode=outdir.mode,
+    return VerifyResult(source=str(source), out_dir=str(out_dir), source_kind=ref.kind, mode=outdir.mode,
                           atol=atol, rtol=rtol, inputs=data.described, rows=rows, ok=verdict(rows),
                           first_diverging=first.name if first else None, notes=list(getattr(ref, "notes", [])))
-    if report_file is not None:
-        try:
-            with atomic_write_file(Path(report_file), force) as staging:  # all or nothing
-                staging.write_text(result.dumps(), encoding="utf-8")
-        except OSError as exc:
-            raise OutputError(f"--report {report_file}: cannot write ({exc.strerror or exc})") from None
-    if plot is not None:
-        plotting.write_plot(result, Path(plot), force)
-    return result
 
 
 def _reference(source: Path, outdir: OutDir, tf_inputs: tuple[str, ...], tf_outputs: tuple[str, ...]) -> Any:

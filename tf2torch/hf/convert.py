@@ -43,8 +43,8 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     cls = target.model_class(transformers, target.class_name(config, hf_class, root / CONFIG), root / CONFIG)
     spec = _read(found)
     model = target.build(cls, root)
-    plans, report = onto.map_onto(spec, model, dtype=dtypes.by_name(dtype) if dtype else None,
-                                  aliases=_aliases(spec))
+    plans, report, untied = onto.map_onto(spec, model, dtype=dtypes.by_name(dtype) if dtype else None,
+                                          aliases=_aliases(spec))
     onto.enforce(report, f"{root}: {cls.__name__} from {CONFIG} does not take {found.weights_label}", CONFIG,
                  out=out, report_path=report_path, force=force)
     original = config.get("architectures") or ["(no architectures)"]
@@ -52,7 +52,7 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
             f"({found.weights_label}, {original[0]}) by tf2torch {__version__}.")
     return onto.emit(plans, report, found, {**config, "architectures": [cls.__name__]}, line, out=out,
                      dry_run=dry_run, force=force, report_path=report_path, max_shard_size=max_shard_size,
-                     progress=progress)
+                     progress=progress, untied=bool(untied))
 
 
 def _read(found: repo.Repo) -> Any:

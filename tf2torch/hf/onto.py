@@ -22,7 +22,7 @@ from ..map.rules import NO_RULES, Rules
 from ..map.target import target_params
 from ..plan import TensorPlan
 from ..spec import ModelSpec
-from . import target, write
+from . import target, ties, write
 from .repo import Repo
 
 
@@ -33,19 +33,29 @@ def check_output(out: Path | None, *, dry_run: bool, force: bool) -> None:
 
 
 def map_onto(spec: ModelSpec, model: Any, *, dtype: DType | None, aliases: dict[str, str],
-             rules: Rules = NO_RULES) -> tuple[list[TensorPlan], Report]:
+             rules: Rules = NO_RULES) -> tuple[list[TensorPlan], Report, list[str]]:
     """The zero-rules matcher from ``spec`` onto the class's state_dict, tied keys and the keys
-    transformers accepts absent accounted for; plans in state_dict order (as save_pretrained writes)."""
-    targets, tied = _untie(model, target_params(model))
-    plans, report = onto_model(spec, targets, dtype=dtype, aliases=aliases, rules=rules)
+    transformers accepts absent accounted for; plans in state_dict order (as save_pretrained writes).
+    The third value: the output-embedding keys matched on their own (``ties``: OUT's config then says
+    ``tie_word_embeddings: false``)."""
+    all_targets = target_params(model)
+    targets, tied = _untie(model, all_targets)
+
+    def match(chosen: list[TargetParam]) -> tuple[list[TensorPlan], Report]:
+        plans, report = onto_model(spec, chosen, dtype=dtype, aliases=aliases, rules=rules)
+        _allow_ignored(model, report)
+        return plans, report
+
+    (plans, report), untied = ties.untie_output_embedding(model, all_targets, targets, tied, match(targets), match)
+    targets += [t for t in all_targets if t.key in untied]
+    tied = {k: v for k, v in tied.items() if k not in untied}
     report.mode = f"hugging-face {type(model).__name__}"
     for key, keep in sorted(tied.items()):
         report.add(Entry("missing", key=key, out_shape=keep.shape, reason="tied",
                          allowed=f"the same tensor as {keep.key!r}; transformers re-ties it on load"))
-    _allow_ignored(model, report)
     order = {t.key: i for i, t in enumerate(targets)}
     plans.sort(key=lambda p: order.get(p.key, len(order)))
-    return plans, report
+    return plans, report, untied
 
 
 def enforce(report: Report, what: str, config_name: str, *, out: Path | None, report_path: str | Path | None,
@@ -63,11 +73,13 @@ def enforce(report: Report, what: str, config_name: str, *, out: Path | None, re
 def emit(plans: list[TensorPlan], report: Report, found: Repo, config_out: dict[str, Any], card_line: str, *,
          out: Path | None, dry_run: bool, force: bool, report_path: str | Path | None,
          max_shard_size: int | None, progress: Callable[[TensorPlan, int], None] | None,
-         title: str | None = None) -> Any:
+         title: str | None = None, untied: bool = False) -> Any:
     """OUT written as a transformers repository (or nothing, on a dry run); returns the ``Conversion``.
 
     ``config_out`` gains the stored dtype: "dtype" is what transformers >= 4.56 reads, "torch_dtype" what
-    earlier ones read (later ones accept it)."""
+    earlier ones read (later ones accept it); and, when the output embedding was matched on its own
+    (``untied``), ``tie_word_embeddings: false``, the switch transformers reads, on the config and on a
+    composite's text decoder config."""
     from ..pipelines import Conversion
 
     if report_path is not None:
@@ -79,6 +91,11 @@ def emit(plans: list[TensorPlan], report: Report, found: Repo, config_out: dict[
         return conversion
     stored = _stored_dtype(plans)
     assert out is not None
+    if untied:
+        config_out = {**config_out, "tie_word_embeddings": False}
+        for part in ("text_config", "decoder"):
+            if isinstance(config_out.get(part), dict):
+                config_out[part] = {**config_out[part], "tie_word_embeddings": False}
     conversion.files = write.write_repo(out, found, plans, report, {**config_out, "dtype": stored,
                                                                     "torch_dtype": stored},
                                         card_line, force=force, title=title,
@@ -106,11 +123,24 @@ def _untie(model: Any, targets: list[TargetParam]) -> tuple[list[TargetParam], d
 
 
 def _allow_ignored(model: Any, report: Report) -> None:
-    patterns = target.ignored_missing(model)
+    """The class's own lists of keys its loader tolerates: absent ones (``_keys_to_ignore_on_load_missing``)
+    and extra ones (``_keys_to_ignore_on_load_unexpected``: the pooler a TF head class builds and never
+    uses, where the PyTorch class has none), matched as transformers matches them, on dotted names."""
+    missing, unexpected = target.ignored_missing(model), target.ignored_unexpected(model)
+    has_pooler = any("pooler" in name.split(".") for name, _ in model.named_modules())
     for i, e in enumerate(report.entries):
-        if e.status == "missing" and not e.allowed and target.matches_any(e.key, patterns):
+        if e.status == "unexpected" and not e.allowed and not has_pooler and "pooler" in e.source.split("/"):
+            # transformers' TF heads build the base model's pooler and never run it, where the PyTorch
+            # head builds its base with add_pooling_layer=False (MPNet's heads); its loader dropped them
+            report.entries[i] = e = replace(e, allowed="a pooler the TF head builds and never runs; the "
+                                                       "PyTorch class has none (not written)")
+        if e.status == "missing" and not e.allowed and target.matches_any(e.key, missing):
             report.entries[i] = replace(e, allowed="transformers accepts it absent "
                                                    "(the class's _keys_to_ignore_on_load_missing)")
+        dotted = e.source.removesuffix(":0").replace("/", ".")
+        if e.status == "unexpected" and not e.allowed and target.matches_any(dotted, unexpected):
+            report.entries[i] = replace(e, allowed="transformers drops it on load, not written "
+                                                   "(the class's _keys_to_ignore_on_load_unexpected)")
 
 
 def _stored_dtype(plans: list[TensorPlan]) -> str:

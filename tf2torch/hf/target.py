@@ -132,3 +132,8 @@ def matches_any(key: str, patterns: list[str]) -> bool:
 def ignored_missing(model: Any) -> list[str]:
     """Keys transformers accepts as absent from a checkpoint (``_keys_to_ignore_on_load_missing``)."""
     return list(getattr(model, "_keys_to_ignore_on_load_missing", None) or [])
+
+
+def ignored_unexpected(model: Any) -> list[str]:
+    """Checkpoint keys transformers drops on load without a warning (``_keys_to_ignore_on_load_unexpected``)."""
+    return list(getattr(model, "_keys_to_ignore_on_load_unexpected", None) or [])

@@ -154,9 +154,6 @@ TABLE: dict[str, Layout] = {
                             (_reshape(lambda s: s[-2:] if all(d == 1 for d in s[:-2]) else s), _perm(1, 0))),
     # OpenAI GPT-2's 1x1-conv kernels are stored (1, nx, nf); transformers' Conv1D keeps (nx, nf).
     "squeeze_lead": Layout("squeeze_lead", "(1, …) -> (…)", (_reshape(lambda s: s[1:] if s[:1] == (1,) else s),)),
-    # A conv bias torch keeps as a column: ConvBERT's SeparableConv1D bias is (C, 1), added to (B, C, L)
-    # activations; the original TF1 checkpoint stores it (C,).
-    "unit_column": Layout("unit_column", "(N,) -> (N, 1)", (_reshape(lambda s: (*s, 1) if len(s) == 1 else s),)),
     # A 2-D table stored the other way round: mesh-TF T5's relative_attention_bias is (heads, buckets),
     # torch's nn.Embedding(buckets, heads) weight is (buckets, heads).
     "swap_axes": Layout("swap_axes", "(A, B) -> (B, A)", (_perm(1, 0),)),
@@ -170,6 +167,17 @@ TABLE: dict[str, Layout] = {
     "tflite_conv2d_transpose": Layout("tflite_conv2d_transpose", "TFLite (O, H, W, I) -> TF (H, W, O, I)",
                                       (_perm(1, 2, 0, 3),)),
     "tflite_fully_connected": Layout("tflite_fully_connected", "TFLite (out, in) -> TF (in, out)", (_perm(1, 0),)),
+    # A scalar parameter that TF keeps as a (1,) vector: CLIP's and GroupViT's logit_scale (add_weight
+    # shape=(1,)); the PyTorch twin's is a 0-d nn.Parameter.
+    "to_scalar": Layout("to_scalar", "(1,) -> ()", (_reshape(lambda s: () if s == (1,) else s),)),
+    # A bias added to a channels-first (N, C, L) output is a (C, 1) column in PyTorch (ConvBERT's
+    # separable conv) where Keras' SeparableConv1D keeps a (C,) vector.
+    "column": Layout("column", "(N,) -> (N, 1)", (_reshape(lambda s: (*s, 1)),)),
+    # The same for an (N, C, H, W) output: SwiftFormer's layer scales, (C,) in TF, (C, 1, 1) in PyTorch.
+    "column2d": Layout("column2d", "(N,) -> (N, 1, 1)", (_reshape(lambda s: (*s, 1, 1)),)),
+    # A grouped linear layer (ConvBERT's GroupedLinearLayer): TF stores (out/g, in/g, g) and multiplies
+    # by its (2, 1, 0) transpose; PyTorch stores that transpose, (g, in/g, out/g).
+    "grouped_dense": Layout("grouped_dense", "(O/g, I/g, g) -> (g, I/g, O/g)", (_perm(2, 1, 0),)),
 }
 
 

@@ -60,9 +60,24 @@ def layout_for(target: TargetParam, source: Variable, rules: Rules = NO_RULES) -
         # a (1, n) row onto an (n,) vector: the same numbers (HF TF Conv1D biases)
         if rank == 2 and source.shape[0] == 1 and tuple(target.shape) == source.shape[1:]:
             return layouts.TABLE["squeeze_row"]
+        if source.shape == (1,) and tuple(target.shape) == ():  # a scalar TF keeps as (1,)
+            return layouts.TABLE["to_scalar"]
+        if rank == 1 and tuple(target.shape) == (*source.shape, 1):  # a bias broadcast over (N, C, L)
+            return layouts.TABLE["column"]
+        if rank == 1 and tuple(target.shape) == (*source.shape, 1, 1):  # a scale over (N, C, H, W)
+            return layouts.TABLE["column2d"]
         return layouts.IDENTITY
+    # a parameter of a plain nn.Module (no torch layer to go by) holding the reversed 3-D kernel:
+    # ConvBERT's grouped linear layer
+    if kind == "Module" and rank == 3 and source.shape[::-1] == tuple(target.shape) != source.shape:
+        return layouts.TABLE["grouped_dense"]
     if kind == "Linear" and rank == 2:
-        stored_out_in = split_tf(source.name)[-1].lower() in OUT_IN_KERNELS if split_tf(source.name) else False
+        tf_leaf = split_tf(source.name)[-1].lower() if split_tf(source.name) else ""
+        # A Keras Dense names its (in, out) matrix "kernel"; a bare "weight" (an add_weight whose call
+        # decides the orientation) already in the target's shape is kept: transformers' TF models store
+        # those (out, in) (MobileBERT's head dense, RemBERT's decoder, IDEFICS' lm_head), and their
+        # TF->PT loader transposed "kernel"s only.
+        stored_out_in = tf_leaf in OUT_IN_KERNELS or (tf_leaf == "weight" and source.shape == tuple(target.shape))
         return layouts.IDENTITY if stored_out_in else layouts.TABLE["dense"]
     if kind == "Linear" and rank == 4 and source.shape[:2] == (1, 1):
         return layouts.TABLE["conv1x1_dense"]
@@ -83,6 +98,19 @@ def _fits(source: Variable, target: TargetParam, rules: Rules) -> Shape:
         return layout_for(target, source, rules).out_shape(source.shape)
     except Exception:  # a reshape that cannot apply: report as a shape mismatch, not a crash
         return source.shape
+
+
+def _suffix_scores(forms: list[Canonical], leafs: dict[str, list[str]], t_canon: dict[str, Canonical],
+                   loose: bool) -> dict[str, int]:
+    """Target key -> the length of the shared path suffix, for every key one of ``forms`` ends (or is the
+    end of), compared literally or with word order ignored (``loose``)."""
+    found: dict[str, int] = {}
+    for form in (f.loose() if loose else f for f in forms):
+        for key in leafs.get(form.leaf, ()):
+            t = t_canon[key].loose().path if loose else t_canon[key].path
+            if _is_suffix(t, form.path) or _is_suffix(form.path, t):
+                found[key] = max(found.get(key, -1), min(len(t), len(form.path)))
+    return found
 
 
 def _is_suffix(short: tuple, long: tuple) -> bool:
@@ -183,12 +211,10 @@ def match(sources: Sequence[Variable], targets: Sequence[TargetParam], rules: Ru
             leafs = state.by_leaf()
             scores: dict[str, dict[str, int]] = {}
             for src in pending:
-                found: dict[str, int] = {}
-                for form in (f.loose() for f in canon[src.name]):
-                    for key in leafs.get(form.leaf, ()):
-                        t = state.t_canon[key].loose().path
-                        if _is_suffix(t, form.path) or _is_suffix(form.path, t):
-                            found[key] = max(found.get(key, -1), min(len(t), len(form.path)))
+                # word order counts where it tells keys apart (SAM's cross_attn_token_to_image and
+                # cross_attn_image_to_token): the literal forms first, the loose ones only if they meet nothing
+                found = _suffix_scores(canon[src.name], leafs, state.t_canon, loose=False) or \
+                    _suffix_scores(canon[src.name], leafs, state.t_canon, loose=True)
                 if found:
                     scores[src.name] = found
             best_of_target: dict[str, list[tuple[int, str]]] = defaultdict(list)

@@ -44,6 +44,10 @@ LEAF_VOCABULARY: dict[str, str] = {
     "output_bias": "bias",
 }
 
+# A Keras SeparableConv's two kernels, which a PyTorch port splits into two convs named after them
+# (transformers' ConvBERT: ``key_conv_attn_layer.depthwise.weight`` and ``.pointwise.weight``)
+SEPARABLE = {"depthwise_kernel": "depthwise", "pointwise_kernel": "pointwise"}
+
 # Kernels stored (out, in) and read with ``tf.matmul(x, w, transpose_b=True)``: already torch's Linear
 # layout, so they are not transposed.
 OUT_IN_KERNELS = frozenset({"output_weights"})
@@ -120,12 +124,15 @@ def canonical_tf(name: str) -> list[Canonical]:
     scopes = [p for p in parts[:-1] if tokens(p) and "".join(tokens(p)) not in WRAPPER_SCOPES]
     raw = parts[-1].lower()
     leaf = leaf_name(raw)
+    split = [Canonical((*_path(scopes), (SEPARABLE[raw],)), "weight")] if raw in SEPARABLE else []
+    if raw == "pointwise_kernel":
+        return split
     if leaf is not None:
         path = _path(scopes)
         # A scope named after the parameter (`conv1.weight/DW`): the scope already says what the leaf says.
         if path and path[-1] == (leaf,):
             path = path[:-1]
-        return [Canonical(path, leaf)]
+        return [Canonical(path, leaf), *split]
     path = _path(scopes)
     if raw in WEIGHT_NORM:
         return [Canonical(path, raw), Canonical((*path, ("parametrizations",), ("weight",)), WEIGHT_NORM[raw])]

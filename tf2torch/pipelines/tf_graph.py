@@ -14,7 +14,7 @@ from .. import interface
 from ..errors import UnsupportedError, UsageError
 from ..options import ConvertOptions
 from ..spec import Format, ModelSpec
-from . import Outcome, keras, state_dict
+from . import Outcome, state_dict
 
 
 def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
@@ -28,6 +28,10 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
         outcome.report.notes.append("the graph has no model (no signature, no Placeholder feeding a weight): "
                                     "wrote a bare state_dict")
         return outcome
+    # Imported here: the Keras converters cost ~0.4 s to import, which a checkpoint whose graph holds no model
+    # (a bare state_dict: most of a 1 GB conversion's fixed cost) never needs.
+    from . import keras
+
     # --input-shape stays in the generated model's layout: the converter translates it as it lays out the input
     return keras.generated(lowered, options, input_shape=options.input_shape)
 

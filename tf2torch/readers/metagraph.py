@@ -247,7 +247,7 @@ def read_meta_tf_graph(path: Path | str) -> TFGraph:
     meta = Message(blob, str(path))
     graph = _Graph(meta, str(path))
     variables = {name: graph.variable_of(name) or name for name in graph.order if graph.op(name) in VARIABLE_OPS}
-    return decode_graph(meta.message(2, "graph_def"), str(path), variables)
+    return decode_graph(meta.message(2, "graph_def"), str(path), variables, lazy=True)
 
 
 def read_meta_graph(path: Path | str) -> MetaGraph:

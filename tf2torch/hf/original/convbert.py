@@ -29,6 +29,6 @@ CONVENTIONS = (
                  *BERT_LEAVES),
         skips=((r"^generator(_predictions)?/", GENERATOR),),
         heads=(("discriminator_predictions", "the discriminator's replaced-token head"),),
-        layouts=((r"\.key_conv_attn_layer\.bias$", "unit_column"),),
+        layouts=((r"\.key_conv_attn_layer\.bias$", "column"),),
     ),
 )

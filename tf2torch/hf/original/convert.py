@@ -63,8 +63,8 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     applied = apply(convention, spec.variables, keys, getattr(cls, "base_model_prefix", ""), cls.__name__,
                     onto.tied_keys(model), config)
     kept = tuple(v for v in spec.variables if v.name not in applied.skipped)
-    plans, report = onto.map_onto(replace(spec, variables=kept), model, aliases=applied.aliases,
-                                  rules=applied.rules, dtype=dtypes.by_name(dtype) if dtype else None)
+    plans, report, untied = onto.map_onto(replace(spec, variables=kept), model, aliases=applied.aliases,
+                                          rules=applied.rules, dtype=dtypes.by_name(dtype) if dtype else None)
     if convention.computed:  # what the class computes itself (RoFormer's sinusoid), in state_dict order
         order = {k: i for i, k in enumerate(keys)}
         plans = sorted(plans + computed.fill(convention, model, report, dtypes.by_name(dtype) if dtype else None),
@@ -87,7 +87,7 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     found = Repo(spec.path.parent, (spec.path,), None, ())
     return onto.emit(plans, report, found, config_out, line, out=out, dry_run=dry_run, force=force,
                      report_path=report_path, max_shard_size=max_shard_size, progress=progress,
-                     title=f"{cls.__name__} ({label})")
+                     title=f"{cls.__name__} ({label})", untied=bool(untied))
 
 
 def _ema(spec: ModelSpec, convention: Convention) -> tuple[ModelSpec, dict[str, str]]:
