@@ -122,6 +122,12 @@ def test_a_top_level_name_is_no_suffix_of_every_key():
     assert [t.key for t in result.missing] == ["classifier.weight"]
 
 
+def test_a_top_level_name_of_its_own_still_matches_by_that_name():
+    """A top-level leaf that is a name (``logit_scale``), not a role (``weight``), is the evidence itself."""
+    result = match([var("top/dual_encoder/logit_scale", (1,))], [target("logit_scale", (1,), "")])
+    assert [(m.target.key, m.how) for m in result.matches] == [("logit_scale", "suffix")]
+
+
 def test_transformers_layouts_scalar_column_grouped_and_separable():
     """CLIP's (1,) logit_scale onto a 0-d parameter; ConvBERT's separable conv (depthwise and pointwise
     kernels onto two Conv1d, its (C,) bias onto a (C, 1) parameter) and grouped linear layer
