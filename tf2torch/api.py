@@ -17,7 +17,7 @@ from .errors import UsageError
 from .options import WEIGHT_FORMATS, ConvertOptions
 from .pipelines import Conversion
 from .plan import TensorPlan
-from .spec import ModelSpec
+from .spec import Format, ModelSpec
 
 __all__ = ["WEIGHT_FORMATS", "Conversion", "ConvertOptions", "convert", "read", "verify"]
 
@@ -152,7 +152,13 @@ def _convert_spec(spec: ModelSpec, source: str | Path, out_dir: str | Path | Non
     from . import pipelines
     from .pipelines.contract import enforce
 
-    outcome = pipelines.run(spec, options)
+    if options.model is not None and spec.format is Format.TF1_CHECKPOINT:
+        # an original release's checkpoint onto a transformers class: its convention names the weights
+        from .hf.original.user import run as onto_transformers
+
+        outcome = onto_transformers(spec, options)
+    else:
+        outcome = pipelines.run(spec, options)
     enforce(outcome.report, options, source, out_dir)
     if options.report_path is not None:
         from .write.output import write_report_file

@@ -114,6 +114,7 @@ def original(tmp_path_factory):
     """``original(name)``: the case of ``originals.CASES`` built (checkpoint under the release's names),
     checked by transformers 4.57's own loader, and converted by the CLI; built once per session."""
     import json
+    import re
 
     import torch
 
@@ -141,8 +142,9 @@ def original(tmp_path_factory):
             **(case.config_kwargs or {k: v for k, v in case.config.items() if k != "model_type"}))
         truth = getattr(transformers, case.truth_class)(config).eval()
         with torch.no_grad():
-            for param in truth.parameters():
-                param.fill_(float("nan"))  # what the loader leaves unset stays NaN
+            for key, param in truth.named_parameters():
+                if not (case.computed and re.search(case.computed, key)):  # the class's own values stay
+                    param.fill_(float("nan"))  # what the loader leaves unset stays NaN
         args = (truth, config, str(prefix)) if case.loader_takes_config else (truth, str(prefix))
         getattr(transformers, case.loader)(*args, **case.loader_kwargs)
         unset = [k for k, v in truth.state_dict().items() if v.is_floating_point() and torch.isnan(v).any()]

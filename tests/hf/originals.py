@@ -159,6 +159,164 @@ def tapas(h: int = 32, i: int = 37, layers: int = 2, aggregations: int = 4) -> S
     return out
 
 
+def roformer(layers: int = 2, h: int = 32, i: int = 37) -> Shapes:
+    """ZhuiyiTechnology RoFormer: BERT's checkpoint without the position table (rotary positions), the pooler
+    and the next-sentence head (transformers 4.57's loader raises on those: no release it read had them)."""
+    return {k: v for k, v in bert(layers, h, i).items()
+            if k != "bert/embeddings/position_embeddings" and not k.startswith(("bert/pooler/", "cls/seq_"))}
+
+
+def convbert(e: int = 16, h: int = 32, i: int = 36, groups: int = 2, k: int = 5, layers: int = 2) -> Shapes:
+    """YituTech ConvBERT (ELECTRA-style, under electra/): head_ratio 2 halves the attention heads, the other
+    half is a span-based dynamic conv (separable conv1d, then dense kernels); feed-forwards grouped
+    (``g_dense`` kernels (groups, in/groups, out/groups)); the pretraining generator beside it."""
+    out: Shapes = {}
+    _embeddings(out, "electra/embeddings", e)
+    _dense(out, "electra/embeddings_project", e, h)
+    a = h // 2  # head_ratio=2: the attention half
+    for n in range(layers):
+        s = f"electra/encoder/layer_{n}/attention/self"
+        for proj in ("query", "key", "value"):
+            _dense(out, f"{s}/{proj}", h, a)
+        out[f"{s}/conv_attn_key/depthwise_kernel"] = (k, h, 1)  # separable_conv1d: (K, C, multiplier)
+        out[f"{s}/conv_attn_key/pointwise_kernel"] = (1, h, a)  # (1, C, O)
+        out[f"{s}/conv_attn_key/bias"] = (a,)
+        _dense(out, f"{s}/conv_attn_kernel", a, 2 * k)  # heads(2) x kernel size
+        _dense(out, f"{s}/conv_attn_point", h, a)
+        o = f"electra/encoder/layer_{n}"
+        _dense(out, f"{o}/attention/output/dense", h, h)
+        _norm(out, f"{o}/attention/output/LayerNorm", h)
+        out[f"{o}/intermediate/g_dense/kernel"] = (groups, h // groups, i // groups)
+        out[f"{o}/intermediate/g_dense/bias"] = (i,)
+        out[f"{o}/output/g_dense/kernel"] = (groups, i // groups, h // groups)
+        out[f"{o}/output/g_dense/bias"] = (h,)
+        _norm(out, f"{o}/output/LayerNorm", h)
+    _dense(out, "discriminator_predictions/dense", h, h)
+    _dense(out, "discriminator_predictions/dense_1", h, 1)
+    _dense(out, "generator/embeddings_project", e, 24)
+    _dense(out, "generator_predictions/dense", 24, e)
+    out["generator_predictions/output_bias"] = (V,)
+    return out
+
+
+def xlnet(layers: int = 2, d: int = 32, heads: int = 4, inner: int = 37) -> Shapes:
+    """zihangdai XLNet: 3-D attention kernels (d_model, n_head, d_head), relative biases stacked over layers."""
+    h = d // heads
+    out: Shapes = {"model/transformer/word_embedding/lookup_table": (V, d), "model/transformer/mask_emb/mask_emb": (1, 1, d)}
+    for n in range(layers):
+        s = f"model/transformer/layer_{n}"
+        for proj in ("q", "k", "v", "o", "r"):
+            out[f"{s}/rel_attn/{proj}/kernel"] = (d, heads, h)
+        _norm(out, f"{s}/rel_attn/LayerNorm", d)
+        _dense(out, f"{s}/ff/layer_1", d, inner)
+        _dense(out, f"{s}/ff/layer_2", inner, d)
+        _norm(out, f"{s}/ff/LayerNorm", d)
+    for bias in ("r_r_bias", "r_w_bias", "r_s_bias"):
+        out[f"model/transformer/{bias}"] = (layers, heads, h)
+    out["model/transformer/seg_embed"] = (layers, 2, heads, h)
+    out["model/lm_loss/bias"] = (V,)
+    return out
+
+
+def funnel(blocks: tuple[int, ...] = (1, 2), decoder: int = 1, d: int = 32, heads: int = 4, inner: int = 37) -> Shapes:
+    """laiguokun Funnel-Transformer: one flat layer_<k> numbering over the encoder's blocks and the decoder."""
+    h = d // heads
+    out: Shapes = {"model/input/word_embedding/lookup_table": (V, d)}
+    _norm(out, "model/input/layer_norm", d)
+    n = sum(blocks)
+    for k in range(n + decoder):
+        s = f"model/{'encoder' if k < n else 'decoder'}/layer_{k}"
+        for proj in ("q", "k", "v", "r"):
+            out[f"{s}/rel_attn/{proj}/kernel"] = (d, heads, h)
+        for proj in ("k", "v"):
+            out[f"{s}/rel_attn/{proj}/bias"] = (heads, h)
+        out[f"{s}/rel_attn/o/kernel"] = (heads, h, d)
+        out[f"{s}/rel_attn/o/bias"] = (d,)
+        for bias in ("r_w_bias", "r_r_bias", "r_s_bias"):
+            out[f"{s}/rel_attn/{bias}"] = (heads, h)
+        out[f"{s}/rel_attn/seg_embed"] = (2, heads, h)
+        _norm(out, f"{s}/rel_attn/layer_norm", d)
+        _dense(out, f"{s}/ff/layer_1", d, inner)
+        _dense(out, f"{s}/ff/layer_2", inner, d)
+        _norm(out, f"{s}/ff/layer_norm", d)
+    return out
+
+
+def adam_v1_slots(shapes: Shapes) -> Shapes:
+    """tf.train.AdamOptimizer's slots (XLNet's release): ``<var>/Adam``, ``<var>/Adam_1``."""
+    return {f"{name}/{slot}": shape for name, shape in shapes.items() for slot in ("Adam", "Adam_1")}
+
+
+def _slim_conv(out: Shapes, scope: str, torch_shape: tuple[int, ...], depthwise: bool = False) -> None:
+    """A slim conv + BatchNorm: kernel (H, W, in, out), depthwise (H, W, C, 1), from the torch conv's shape."""
+    o, i, h, w = torch_shape
+    out[f"{scope}/depthwise_weights" if depthwise else f"{scope}/weights"] = (h, w, o, 1) if depthwise else (h, w, i, o)
+    for leaf in ("gamma", "beta", "moving_mean", "moving_variance"):
+        out[f"{scope}/BatchNorm/{leaf}"] = (o,)
+
+
+def _torch_shapes(model_class: str, config_class: str, **config: Any) -> dict[str, tuple[int, ...]]:
+    import transformers  # the channel counts (depth multiplier, rounding) as the class computes them
+
+    model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config))
+    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+
+MOBILENET_V1 = dict(depth_multiplier=0.25, image_size=32, num_labels=5)
+MOBILENET_V2 = dict(depth_multiplier=0.35, image_size=32, num_labels=5)
+
+
+def mobilenet_v1() -> Shapes:
+    """TF-slim MobileNet v1: Conv2d_0, 13 depthwise/pointwise pairs, the 1x1-conv logits."""
+    pt = _torch_shapes("MobileNetV1ForImageClassification", "MobileNetV1Config", **MOBILENET_V1)
+    out: Shapes = {}
+    _slim_conv(out, "MobilenetV1/Conv2d_0", pt["mobilenet_v1.conv_stem.convolution.weight"])
+    for n in range(13):
+        for j, kind in enumerate(("depthwise", "pointwise")):
+            _slim_conv(out, f"MobilenetV1/Conv2d_{n + 1}_{kind}", pt[f"mobilenet_v1.layer.{2 * n + j}.convolution.weight"],
+                       depthwise=kind == "depthwise")
+    labels, features = pt["classifier.weight"]
+    out["MobilenetV1/Logits/Conv2d_1c_1x1/weights"] = (1, 1, features, labels)
+    out["MobilenetV1/Logits/Conv2d_1c_1x1/biases"] = (labels,)
+    return out
+
+
+def mobilenet_v2() -> Shapes:
+    """TF-slim MobileNet v2: Conv, expanded_conv (no expand), expanded_conv_1..16, Conv_1, the logits."""
+    pt = _torch_shapes("MobileNetV2ForImageClassification", "MobileNetV2Config", **MOBILENET_V2)
+    out: Shapes = {}
+    stem = "mobilenet_v2.conv_stem"
+    _slim_conv(out, "MobilenetV2/Conv", pt[f"{stem}.first_conv.convolution.weight"])
+    _slim_conv(out, "MobilenetV2/expanded_conv/depthwise", pt[f"{stem}.conv_3x3.convolution.weight"], depthwise=True)
+    _slim_conv(out, "MobilenetV2/expanded_conv/project", pt[f"{stem}.reduce_1x1.convolution.weight"])
+    for n in range(16):
+        for part, module in (("expand", "expand_1x1"), ("depthwise", "conv_3x3"), ("project", "reduce_1x1")):
+            _slim_conv(out, f"MobilenetV2/expanded_conv_{n + 1}/{part}",
+                       pt[f"mobilenet_v2.layer.{n}.{module}.convolution.weight"], depthwise=part == "depthwise")
+    _slim_conv(out, "MobilenetV2/Conv_1", pt["mobilenet_v2.conv_1x1.convolution.weight"])
+    labels, features = pt["classifier.weight"]
+    out["MobilenetV2/Logits/Conv2d_1c_1x1/weights"] = (1, 1, features, labels)
+    out["MobilenetV2/Logits/Conv2d_1c_1x1/biases"] = (labels,)
+    return out
+
+
+def slim_slots(shapes: Shapes) -> Shapes:
+    """slim's training: RMSProp's two slots per trainable variable, and an ExponentialMovingAverage shadow of
+    every model variable (the moving statistics too)."""
+    out: Shapes = {}
+    for name, shape in shapes.items():
+        if not name.endswith(("moving_mean", "moving_variance")):
+            out[f"{name}/RMSProp"], out[f"{name}/RMSProp_1"] = shape, shape
+        out[f"{name}/ExponentialMovingAverage"] = shape
+    return out
+
+
+def ema_shadows(shapes: Shapes) -> Shapes:
+    """The ExponentialMovingAverage shadows alone (the MobileNet v2 case: RMSProp's slots are counted in v1's,
+    and 4.57's loader reads each variable separately: fewer of them keep the test fast)."""
+    return {name: shape for name, shape in slim_slots(shapes).items() if name.endswith("/ExponentialMovingAverage")}
+
+
 def mobilebert(e: int = 16, h: int = 32, b: int = 24, i: int = 37, layers: int = 2) -> Shapes:
     """google-research MobileBERT: trigram embeddings, bottlenecks of width ``b``, FakeLayerNorm, two
     feed-forward networks per layer (the last one is the layer's own intermediate/output)."""
@@ -293,6 +451,7 @@ class Case:
     config_kwargs: dict[str, Any] = field(default_factory=dict)  # the release's keys as transformers names them
     global_step: bool = True  # OpenAI's GPT-2 release has none (its loader would take it for a weight)
     loader_takes_config: bool = True  # load_tf_weights_in_big_bird(model, path) has no config argument
+    computed: str = ""  # regex of the keys the class computes itself (no loader sets them): not NaN-filled
 
 
 BERT_CONFIG = dict(vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
@@ -347,6 +506,30 @@ CASES: dict[str, Case] = {
                      dict(model_type="tapas", vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=37, max_position_embeddings=P, num_aggregation_labels=4),
                      "TapasConfig", "TapasForQuestionAnswering", "TapasForQuestionAnswering"),
+    "roformer-mlm": Case("load_tf_weights_in_roformer", "RoFormerForMaskedLM", roformer, adam_slots,
+                         dict(model_type="roformer", vocab_size=V, hidden_size=32, num_hidden_layers=2,
+                              num_attention_heads=4, intermediate_size=37, max_position_embeddings=P,
+                              type_vocab_size=T), "RoFormerConfig", "RoFormerForMaskedLM", "RoFormerForMaskedLM",
+                         computed=r"embed_positions"),
+    "convbert-bare": Case("load_tf_weights_in_convbert", "ConvBertModel", convbert, adam_slots,
+                          dict(model_type="convbert", vocab_size=V, embedding_size=16, hidden_size=32,
+                               num_hidden_layers=2, num_attention_heads=4, intermediate_size=36,
+                               max_position_embeddings=P, type_vocab_size=T, num_groups=2, conv_kernel_size=5),
+                          "ConvBertConfig", None, "ConvBertModel"),
+    "mobilenet_v1-imgcls": Case("load_tf_weights_in_mobilenet_v1", "MobileNetV1ForImageClassification", mobilenet_v1,
+                                slim_slots, dict(model_type="mobilenet_v1", **MOBILENET_V1), "MobileNetV1Config",
+                                "MobileNetV1ForImageClassification", "MobileNetV1ForImageClassification",
+                                inputs=("pixel_values",)),
+    "mobilenet_v2-imgcls": Case("load_tf_weights_in_mobilenet_v2", "MobileNetV2ForImageClassification", mobilenet_v2,
+                                ema_shadows, dict(model_type="mobilenet_v2", **MOBILENET_V2), "MobileNetV2Config",
+                                "MobileNetV2ForImageClassification", "MobileNetV2ForImageClassification",
+                                inputs=("pixel_values",)),
+    "xlnet-lm": Case("load_tf_weights_in_xlnet", "XLNetLMHeadModel", xlnet, adam_v1_slots,
+                     dict(model_type="xlnet", vocab_size=V, d_model=32, n_layer=2, n_head=4, d_inner=37),
+                     "XLNetConfig", "XLNetLMHeadModel", "XLNetLMHeadModel"),
+    "funnel-bare": Case("load_tf_weights_in_funnel", "FunnelModel", funnel, adam_slots,
+                        dict(model_type="funnel", vocab_size=V, block_sizes=[1, 2], num_decoder_layers=1, d_model=32,
+                             n_head=4, d_head=8, d_inner=37), "FunnelConfig", None, "FunnelModel"),
     "gpt2-bare": Case("load_tf_weights_in_gpt2", "GPT2Model", gpt2, lambda s: {}, GPT2_HPARAMS, "GPT2Config", None,
                       "GPT2Model", config_kwargs=dict(vocab_size=V, n_positions=P, n_embd=32, n_head=4, n_layer=2),
                       global_step=False),
@@ -368,12 +551,16 @@ CASES: dict[str, Case] = {
 
 
 def values(shapes: Shapes, seed: int) -> dict[str, np.ndarray]:
-    """Seeded random values; norms' scales near 1 (a norm left at ones would hide a swapped pair)."""
+    """Seeded random values; norms' scales near 1 (a norm left at ones would hide a swapped pair), variances
+    positive."""
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape in shapes.items():
         scale = name.rsplit("/", 1)[-1] in ("gamma", "g", "scale")
-        out[name] = ((1 if scale else 0) + rng.normal(0, 0.2 if scale else 0.5, shape)).astype(np.float32)
+        value = (1 if scale else 0) + rng.normal(0, 0.2 if scale else 0.5, shape)
+        if "moving_variance" in name:  # a variance (and its shadow) is positive: its square root is taken
+            value = 0.5 + np.abs(value)
+        out[name] = value.astype(np.float32)
     return out
 
 

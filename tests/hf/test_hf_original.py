@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.hf.conftest import run_cli
+from tests.hf.conftest import run_cli, tie_groups
 from tests.hf.originals import CASES, first_output
 from tests.hf.v5 import judge, load_all
 from tests.support.numerics import check
@@ -42,8 +42,8 @@ def test_original_checkpoint_becomes_the_loaders_model(name, original):
     report = json.loads((built.out / "report.json").read_text())
     skipped = {e["source"]: e["reason"] for e in report["entries"] if e["status"] == "skipped"}
     assert not case.global_step or skipped["global_step"].startswith("bookkeeping")
-    slots = [s for s, why in skipped.items() if "slot" in why]
-    assert len(slots) == len(case.slots(case.shapes())), f"{name}: optimizer slots not all counted as such"
+    slots = [s for s, why in skipped.items() if "slot" in why or "EMA shadow" in why]
+    assert len(slots) == len(case.slots(case.shapes())), f"{name}: optimizer slots (EMA shadows) not all counted as such"
     print(f"{name}: {report['counts']['mapped']} mapped, {len(slots)} optimizer slots skipped, "
           f"{len(skipped) - len(slots) - case.global_step} skipped by the convention")
 
@@ -83,7 +83,10 @@ def test_transformers_5_loads_every_converted_original(original):
 @pytest.mark.parametrize(("family", "model_type"), [("bert", "bert"), ("electra", "electra"), ("albert", "albert"),
                                                     ("mobilebert", "mobilebert"), ("rembert", "rembert"),
                                                     ("big_bird", "big_bird"), ("gpt2", "gpt2"),
-                                                    ("gpt_neo", "gpt_neo"), ("tapas", "tapas"), ("t5", "t5")])
+                                                    ("gpt_neo", "gpt_neo"), ("tapas", "tapas"), ("t5", "t5"),
+                                                    ("convbert", "convbert"), ("mobilenet_v1", "mobilenet_v1"),
+                                                    ("mobilenet_v2", "mobilenet_v2"), ("xlnet", "xlnet"),
+                                                    ("funnel", "funnel")])
 def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(family, model_type):
     """A release's own config (bert_config.json, hparams.json) names no model_type: each family's checkpoint
     is recognised by its own convention and no other (MobileBERT's names contain BERT's)."""
@@ -92,6 +95,33 @@ def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(f
 
     found = detect(sorted(getattr(originals, family)()))
     assert [c.model_types[0] for c in found] == [model_type]
+
+
+@pytest.mark.tf
+def test_slim_mobilenet_ema_shadows_as_transformers_loaders_read_them(original):
+    """MobileNetV2's loader took the EMA shadow of each kernel, bias, gamma, beta (not of the moving
+    statistics); MobileNetV1's took the raw variables. The reports say which, per shadow."""
+    def skipped(name: str) -> dict[str, str]:
+        report = json.loads((original(name).out / "report.json").read_text())
+        return {e["source"]: e["reason"] for e in report["entries"] if e["status"] == "skipped"}
+
+    v2, v1 = skipped("mobilenet_v2-imgcls"), skipped("mobilenet_v1-imgcls")
+    read = {s for s, why in v2.items() if why.startswith("EMA shadow, read in place of")}
+    assert "MobilenetV2/Conv/weights/ExponentialMovingAverage" in read
+    assert "MobilenetV2/Conv/BatchNorm/gamma/ExponentialMovingAverage" in read
+    assert "MobilenetV2/Conv/BatchNorm/moving_mean/ExponentialMovingAverage" not in read
+    assert not any("read in place" in why for why in v1.values())
+    assert "not selected" in v1["MobilenetV1/Conv2d_0/weights/ExponentialMovingAverage"]
+
+
+def test_roformer_names_are_bert_names_so_the_config_must_say_which():
+    """RoFormer's checkpoint is BERT's without the position table: both signatures match, neither is picked
+    (the conversion asks for model_type), while a BERT checkpoint is BERT's alone."""
+    from tests.hf import originals
+    from tf2torch.hf.original import detect
+
+    assert [c.model_types[0] for c in detect(sorted(originals.roformer()))] == ["bert", "roformer"]
+    assert [c.model_types[0] for c in detect(sorted(originals.bert()))] == ["bert"]
 
 
 def _config(built, tmp_path, **changes) -> str:
@@ -108,6 +138,10 @@ BAD = {
     "family-of-another-checkpoint": ("t5-v1_1", dict(model_type="bert"), (), ("'bert'", "mesh-TF T5 names")),
     "class-of-another-family": ("bert-bare", {}, ("--hf-class", "GPT2Model"), ("'gpt2'", "google-research BERT")),
     "class-not-the-config": ("t5-v1_1", {}, ("--hf-class", "BertModel"), ("'t5'", "'bert' class")),
+    "roformer-without-model-type": ("roformer-mlm", dict(model_type=None), (),
+                                    ("google-research BERT and ZhuiyiTechnology RoFormer", "model_type")),
+    "imagegpt-several-weights-into-one-key": ("gpt2-bare", dict(model_type="imagegpt"), (),
+                                              ("'imagegpt'", "several weights into one key", "load_tf_weights_in_")),
     "no-model-type-and-no-known-names": ("gpt2-bare", {}, ("--hf-class", "NoSuchModel"), ("NoSuchModel",)),
 }
 
@@ -185,3 +219,45 @@ def test_expected_outputs_are_not_trivial(original):
     """The comparison means something: the truth's outputs vary (no NaN, not constant)."""
     built = original("bert-bare")
     assert np.isfinite(built.expected).all() and built.expected.std() > 1e-3
+
+
+USER_FILE = """import transformers
+
+
+def build():
+    return transformers.{cls}(transformers.{config}(**{kwargs!r}))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name", ["bert-pretraining", "bert-bare", "gpt2-lm"])
+def test_model_file_building_the_transformers_class_needs_no_rules(name, original, tmp_path):
+    """``--model user.py:build`` where build returns the transformers class: the checkpoint's convention
+    (detected from its names, for a class of that family) names the weights; the report says which, and
+    the written weights are the 4.57 loader's, computing its outputs."""
+    import transformers
+    from safetensors.torch import load_file
+
+    built, case = original(name), CASES[name]
+    kwargs = case.config_kwargs or {k: v for k, v in case.config.items() if k != "model_type"}
+    (tmp_path / "user.py").write_text(USER_FILE.format(cls=case.expected_class, config=case.config_class,
+                                                       kwargs=kwargs))
+    out = tmp_path / "out"
+    result = run_cli("convert", built.prefix, "--model", f"{tmp_path / 'user.py'}:build", "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    convention = [n for n in report["notes"] if "convention" in n]
+    assert len(convention) == 1 and case.expected_class in convention[0], report["notes"]
+    assert {e["reason"] for e in report["entries"] if e["status"] == "mapped"} == {"matched by pair"}
+    got = load_file(out / "model.safetensors")
+    differ = [k for k in got if not torch.equal(got[k], built.truth[k])]
+    assert not differ, f"{name}: not the 4.57 loader's weights: {differ[:5]}"
+    model = getattr(transformers, case.expected_class)(getattr(transformers, case.config_class)(**kwargs)).eval()
+    missing = model.load_state_dict(got, strict=False).missing_keys
+    tied = {k for group in tie_groups(model) for k in group}
+    assert set(missing) <= tied, f"{name}: not written: {set(missing) - tied}"
+    model.tie_weights()
+    with torch.no_grad():
+        actual = first_output(model(**{k: torch.from_numpy(v) for k, v in built.inputs.items()}))
+    check(actual, built.expected, f"{name} via --model: tf2torch vs transformers 4.57's {case.loader}")
+    print(f"{name}: {convention[0]}; {report['counts']}")

@@ -112,6 +112,22 @@ def test_branches_registered_in_another_order_are_not_swapped_silently():
     assert not any(k.startswith("block.y.") and "Branch_2" in n for n, k in pairs.items())
 
 
+def test_a_top_level_name_is_no_suffix_of_every_key():
+    """``output_weights`` has no path: an empty path ends every key, which would pair it with the one
+    ``*.weight`` left by structure alone. Two sources fit ``classifier.weight`` equally: neither is taken."""
+    sources = [var("output_weights", (2, 32)), var("foo/kernel", (32, 2))]
+    result = match(sources, [target("classifier.weight", (2, 32), "Linear")])
+    assert not result.matches, [(m.source.name, m.how) for m in result.matches]
+    assert set(result.unmatched) == {"output_weights", "foo/kernel"}
+    assert [t.key for t in result.missing] == ["classifier.weight"]
+
+
+def test_a_top_level_name_of_its_own_still_matches_by_that_name():
+    """A top-level leaf that is a name (``logit_scale``), not a role (``weight``), is the evidence itself."""
+    result = match([var("top/dual_encoder/logit_scale", (1,))], [target("logit_scale", (1,), "")])
+    assert [(m.target.key, m.how) for m in result.matches] == [("logit_scale", "suffix")]
+
+
 def test_transformers_layouts_scalar_column_grouped_and_separable():
     """CLIP's (1,) logit_scale onto a 0-d parameter; ConvBERT's separable conv (depthwise and pointwise
     kernels onto two Conv1d, its (C,) bias onto a (C, 1) parameter) and grouped linear layer

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..spec import Variable
 from . import layouts, structure
 from .layouts import Layout
-from .names import OUT_IN_KERNELS, Canonical, canonical_tf, canonical_torch, split_tf
+from .names import LEAF_VOCABULARY, OUT_IN_KERNELS, Canonical, canonical_tf, canonical_torch, split_tf
 from .rules import NO_RULES, Rules
 
 Shape = tuple[int, ...]
@@ -108,12 +108,21 @@ def _suffix_scores(forms: list[Canonical], leafs: dict[str, list[str]], t_canon:
     for form in (f.loose() if loose else f for f in forms):
         for key in leafs.get(form.leaf, ()):
             t = t_canon[key].loose().path if loose else t_canon[key].path
-            if _is_suffix(t, form.path) or _is_suffix(form.path, t):
+            if _is_suffix(t, form.path, form.leaf) or _is_suffix(form.path, t, form.leaf):
                 found[key] = max(found.get(key, -1), min(len(t), len(form.path)))
     return found
 
 
-def _is_suffix(short: tuple, long: tuple) -> bool:
+# The leaves the vocabulary gives (weight, bias, running_mean, ...): what a parameter is, not which one
+ROLE_LEAVES = frozenset(LEAF_VOCABULARY.values())
+
+
+def _is_suffix(short: tuple, long: tuple, leaf: str) -> bool:
+    if not short:
+        # An empty path (a top-level name) ends every path. With a leaf of its own (``logit_scale``,
+        # ``cls_token``) the leaf is the name that matches; with a role leaf (``output_weights`` read as a
+        # ``weight``) nothing names the key, and it would pair with any ``*.weight`` left: not a match.
+        return bool(long) and leaf not in ROLE_LEAVES
     return len(short) < len(long) and long[len(long) - len(short):] == short
 
 

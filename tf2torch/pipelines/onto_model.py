@@ -10,8 +10,13 @@ finds the evidence for each rewrite, and ``rewrite.patch`` renders the patched m
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from ..layers.assemble import match_names
+from ..map.account import Entry, Report
+from ..map.layouts import Layout
 from ..map.plan import onto_model
 from ..map.target import build_user_model, parse_model_ref, target_params
 from ..options import ConvertOptions
@@ -22,19 +27,41 @@ from ..rewrite.sources import norm_epsilons, same_modules
 from ..rewrite.ties import source_ops, tie
 from ..rewrite.trace import probe_shape, run_traced
 from ..rewrite.usage import mark_harmless
-from ..spec import ModelSpec
+from ..spec import ModelSpec, Variable
 from . import Outcome
 
 
-def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
-    """Map ``spec`` onto the model ``options.model`` builds, and render the patched model.py."""
+@dataclass(frozen=True)
+class Naming:
+    """Names a caller knows for the source's variables on this model (an original TF1 checkpoint's
+    convention onto a transformers class, ``hf.original.user``): taken before the matcher's own evidence."""
+
+    aliases: dict[str, str]  # variable -> the name to match it by (the key it stands for)
+    pairs: dict[str, str]  # variable -> the model's key, exactly
+    layouts: dict[str, Layout]  # key -> a layout its module type does not say
+    skipped: dict[str, str]  # variable -> why it is no weight of this model (by the convention's rule)
+    note: str  # for the report: which convention named them
+
+
+def run(spec: ModelSpec, options: ConvertOptions, naming: Callable[[Any], Naming | None] | None = None) -> Outcome:
+    """Map ``spec`` onto the model ``options.model`` builds, and render the patched model.py; ``naming``
+    (given the built model) may name the variables first."""
     rules, dtype = options.rule_set, options.out_dtype
     ref = parse_model_ref(options.model or "")
     model = build_user_model(ref)
     targets = target_params(model)
     # a Keras file's converters know which weight is which: matching by those names beats positional ones
     aliases = match_names(spec)
+    named = naming(model) if naming is not None else None
+    if named is not None:  # the rules file's own pairs and layouts still win
+        aliases = {**aliases, **named.aliases}
+        rules = dataclasses.replace(rules, pairs={**named.pairs, **rules.pairs},
+                                    layouts={**named.layouts, **rules.layouts})
+        skipped = [v for v in spec.variables if v.name in named.skipped]
+        spec = dataclasses.replace(spec, variables=tuple(v for v in spec.variables if v.name not in named.skipped))
     plans, report = onto_model(spec, targets, rules=rules, ema=options.ema, dtype=dtype, aliases=aliases)
+    if named is not None:
+        _add_named(report, named, skipped)
     key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
     shape, shape_from = probe_shape(spec, options.input_shape)
     # on the model itself, not a copy: a deep copy of a multi-GB port would double the memory; the run is
@@ -52,6 +79,8 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
         if extra:  # map again with the evidence-based layouts (the user's [layouts] still win)
             rules = dataclasses.replace(rules, layouts={**extra, **rules.layouts})
             plans, report = onto_model(spec, targets, rules=rules, ema=options.ema, dtype=dtype, aliases=aliases)
+            if named is not None:
+                _add_named(report, named, skipped)
     else:
         failures += [f"{f.dense!r}: {f.what}, but the model could not be run to see its input ({failure}); "
                      f"pass --input-shape or add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\""
@@ -67,3 +96,10 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     missing = tuple(e.key for e in report.by_status("missing"))
     source = render_patched(ref.path, ref.attr, rewrites, options.weights_name, missing)
     return Outcome(plans, report, source)
+
+
+def _add_named(report: Report, named: Naming, skipped: list[Variable]) -> None:
+    for var in skipped:
+        report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
+                         reason=named.skipped[var.name]))
+    report.notes.append(named.note)

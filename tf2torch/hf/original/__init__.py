@@ -15,8 +15,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -29,17 +31,32 @@ class Convention:
     model_types: tuple[str, ...]  # the transformers model_type(s) it serves
     bare: str  # the default class: the family's bare model
     detect: str  # regex a variable name of this family's checkpoints matches (config without model_type)
-    renames: Pairs  # (regex, replacement) applied in order: original name -> full model's key, "/" for "."
+    # (regex, replacement) applied in order: original name -> full model's key, "/" for "."; a replacement
+    # may be a function of the match where the index is computed (slim MobileNet's Conv2d_<i> -> layer.<2i-2>)
+    renames: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...]
     heads: Pairs = ()  # (full-model key prefix, what it is): skipped by rule when the class has none of it
     skips: Pairs = ()  # (regex on the original name, why): never part of the class (another model's weights)
     layouts: Pairs = ()  # (regex on the target key, layout kind): kept in a layout the module type does not say
     config_keys: Pairs = ()  # (the release's config key, transformers' key)
     classes: tuple[str, ...] = ()  # the classes this variant is for (ELECTRA's generator); () = any class
     unless: str = ""  # regex of a name that rules ``detect`` out (MobileBERT's names contain BERT's)
+    # (regex on the class's key, why): a parameter the class computes in its own initialisation, never
+    # stored by the release (RoFormer's sinusoid table): filled by the class's ``_init_weights``
+    computed: Pairs = ()
+    # regex of the original names whose ExponentialMovingAverage shadow is the weight when the checkpoint
+    # holds one (transformers 4.57's MobileNetV2 loader took the averaged weights; its V1 loader did not)
+    ema: str = ""
+    # regex of the original names stacked over layers along their first axis (XLNet's r_r_bias
+    # [n_layer, n_head, d_head]): read as one variable per layer, ``<name>/<i>``, each renamed like any other
+    splits: str = ""
+    # renames that depend on the model's config, applied before ``renames`` (Funnel's flat layer_<k> onto
+    # encoder.blocks.<b>.<j> by the config's block_sizes, as the 4.57 loader walked them)
+    indexed: Callable[[Any], tuple[tuple[str, str], ...]] | None = None
 
-    def key_of(self, name: str) -> str:
-        """The full model's state_dict key an original variable name stands for."""
-        for pattern, replacement in self.renames:
+    def key_of(self, name: str, first: tuple[tuple[str, str], ...] = ()) -> str:
+        """The full model's state_dict key an original variable name stands for (``first``: ``indexed``'s
+        renames for the model's config)."""
+        for pattern, replacement in (*first, *self.renames):
             name = re.sub(pattern, replacement, name)
         return name.replace("/", ".")
 
@@ -52,7 +69,7 @@ def conventions() -> tuple[Convention, ...]:
     """Every family module's ``CONVENTIONS``, in module-name order (variants in their module's order)."""
     found: list[Convention] = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name in ("apply", "convert", "config"):
+        if info.name.startswith("_") or info.name in ("apply", "computed", "convert", "config", "user"):
             continue
         found.extend(importlib.import_module(f"{__name__}.{info.name}").CONVENTIONS)
     return tuple(found)

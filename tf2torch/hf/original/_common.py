@@ -17,3 +17,4 @@ MOBILEBERT_SIGNATURE = r"^bert/(embeddings/embedding_transformation|encoder/laye
 REMBERT_SIGNATURE = r"^bert/encoder/embedding_hidden_mapping_in/"  # (ALBERT's too: ruled out by its own)
 BIGBIRD_SIGNATURE = r"^bert/encoder/LayerNorm/"  # BigBird keeps the embeddings' norm under the encoder
 TAPAS_SIGNATURE = r"^bert/embeddings/token_type_embeddings_\d+$"  # seven token-type tables
+CONVBERT_SIGNATURE = r"^electra/encoder/layer_\d+/attention/self/conv_attn_key/"  # ELECTRA's names plus the conv

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import MappingError
 from ...map import layouts
@@ -32,11 +33,13 @@ class Applied:
 
 
 def apply(convention: Convention, variables: tuple[Variable, ...], keys: list[str], prefix: str,
-          class_name: str, tied: Collection[str] = ()) -> Applied:
+          class_name: str, tied: Collection[str] = (), config: Any = None) -> Applied:
     """``keys``: the class's state_dict keys; ``prefix``: its ``base_model_prefix``; ``tied``: the keys
-    left to transformers' re-tying (a weight named for one is a weight too many: the matcher reports it)."""
+    left to transformers' re-tying (a weight named for one is a weight too many: the matcher reports it);
+    ``config``: the model's config, for a convention whose names depend on it (``indexed``)."""
     have = set(keys)
     out = Applied()
+    first = convention.indexed(config) if convention.indexed is not None and config is not None else ()
     for var in variables:
         if var.role is not Role.WEIGHT:  # optimizer slots, global_step: the shared selection skips them
             continue
@@ -44,7 +47,7 @@ def apply(convention: Convention, variables: tuple[Variable, ...], keys: list[st
         if why is not None:
             out.skipped[var.name] = f"{why} (the {convention.name} convention)"
             continue
-        key = _adapt(convention.key_of(var.name), have, prefix)
+        key = _adapt(convention.key_of(var.name, first), have, prefix)
         head = None if key in have else _absent_head(convention, key, keys, prefix)
         if head is not None:
             out.skipped[var.name] = (f"{head[1]} ({head[0]!r}): {class_name} has none; skipped by the "

@@ -9,6 +9,7 @@ contract and writes. Nothing is written unless every key is filled and every wei
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -17,13 +18,14 @@ from typing import Any
 from ... import __version__, dtypes
 from ...errors import FormatError, UsageError
 from ...map.account import Entry
+from ...map.select import EMA_SUFFIX, ema_weights
 from ...plan import TensorPlan
 from ...readers.checkpoint import read_checkpoint
-from ...spec import Format
+from ...spec import Format, ModelSpec, Role, Variable
 from .. import onto, target
 from ..repo import Repo
+from . import Convention, computed, pick
 from . import config as configs
-from . import pick
 from .apply import apply
 
 
@@ -54,18 +56,27 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     if cls is None:
         cls = target.model_class(transformers, convention.bare, where)
         convention = pick(model_type, cls.__name__) or convention
+    spec, shadows = _ema(_split(spec, convention), convention)
     config = configs.build(transformers, cls, convention, raw, where)
     model = target.instantiate(cls, config, where)
     keys = list(model.state_dict().keys())
     applied = apply(convention, spec.variables, keys, getattr(cls, "base_model_prefix", ""), cls.__name__,
-                    onto.tied_keys(model))
+                    onto.tied_keys(model), config)
     kept = tuple(v for v in spec.variables if v.name not in applied.skipped)
     plans, report, untied = onto.map_onto(replace(spec, variables=kept), model, aliases=applied.aliases,
                                           rules=applied.rules, dtype=dtypes.by_name(dtype) if dtype else None)
+    if convention.computed:  # what the class computes itself (RoFormer's sinusoid), in state_dict order
+        order = {k: i for i, k in enumerate(keys)}
+        plans = sorted(plans + computed.fill(convention, model, report, dtypes.by_name(dtype) if dtype else None),
+                       key=lambda p: order.get(p.key, len(order)))
     for var in spec.variables:
         if var.name in applied.skipped:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
                              reason=applied.skipped[var.name]))
+    for i, entry in enumerate(report.entries):  # the shadows read in place of their variables
+        if entry.status == "skipped" and entry.source in shadows:
+            report.entries[i] = replace(entry, reason=f"EMA shadow, read in place of {shadows[entry.source]!r} "
+                                                      f"(the {convention.name} convention, as transformers' loader)")
     report.notes.append(f"names read by the {convention.name} convention (tf2torch.hf.original)")
     label = Path(str(spec.path)[: -len(".index")]).name
     onto.enforce(report, f"{source}: {cls.__name__} from {where.name} does not take {label}", where.name,
@@ -77,3 +88,30 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     return onto.emit(plans, report, found, config_out, line, out=out, dry_run=dry_run, force=force,
                      report_path=report_path, max_shard_size=max_shard_size, progress=progress,
                      title=f"{cls.__name__} ({label})", untied=bool(untied))
+
+
+def _ema(spec: ModelSpec, convention: Convention) -> tuple[ModelSpec, dict[str, str]]:
+    """``spec`` with the weights the convention reads from their EMA shadow doing so (same name, the shadow's
+    data), and shadow name -> the weight it stands for."""
+    if not convention.ema:
+        return spec, {}
+    shadowed = {n: v for n, v in ema_weights(spec.variables).items() if re.search(convention.ema, n)}
+    variables = tuple(shadowed.get(v.name, v) for v in spec.variables)
+    return replace(spec, variables=variables), {n + EMA_SUFFIX: n for n in shadowed}
+
+
+def _split(spec: ModelSpec, convention: Convention) -> ModelSpec:
+    """``spec`` with each variable the convention says is stacked over layers read as one variable per
+    index of its first axis (``<name>/<i>``: a view of the stored tensor, read when its plan runs)."""
+    if not convention.splits:
+        return spec
+    variables: list[Variable] = []
+    for var in spec.variables:
+        if var.role is not Role.WEIGHT or not var.shape or not re.search(convention.splits, var.name):
+            variables.append(var)
+            continue
+        part = var.nbytes // var.shape[0]
+        variables += [replace(var, name=f"{var.name}/{i}", shape=var.shape[1:], nbytes=part,
+                              loader=lambda v=var, i=i: v.read()[i], tf_name="",
+                              note=f"{var.name}[{i}] (stacked over layers)") for i in range(var.shape[0])]
+    return replace(spec, variables=tuple(variables))

@@ -8,7 +8,7 @@ other class the discriminator; the other model's weights are skipped by rule, wi
 from __future__ import annotations
 
 from . import Convention
-from ._common import BERT_LEAVES
+from ._common import BERT_LEAVES, CONVBERT_SIGNATURE
 
 GENERATOR = "ELECTRA's generator, a second model in the checkpoint (convert it with --hf-class ElectraForMaskedLM " \
             "and the generator's config)"
@@ -35,6 +35,7 @@ CONVENTIONS = (
         model_types=("electra",),
         bare="ElectraModel",
         detect=r"^electra/encoder/layer_\d+/attention/self/query/kernel$",
+        unless=CONVBERT_SIGNATURE,  # ConvBERT's checkpoints keep ELECTRA's electra/ names
         skips=((r"^generator(_predictions)?/", GENERATOR),
                (r"(^|/)temperature$", "the pretraining's sampling temperature, not a weight")),
         renames=((r"^discriminator_predictions/dense_1/", "discriminator_predictions/dense_prediction/"),
