@@ -7,6 +7,7 @@ import pytest
 
 from tf2torch.codegen import nodes as n
 from tf2torch.codegen.ir import Op
+from tf2torch.codegen.render import render
 
 X, M = n.X, n.M
 
@@ -37,7 +38,7 @@ CASES = {
 
 @pytest.mark.parametrize("node,text", CASES.values(), ids=CASES.keys())
 def test_builders_render_what_they_mean(node: n.Expr, text: str) -> None:
-    assert n.render(node) == text
+    assert render(node) == text
 
 
 def test_literals_are_leaves_a_block_kind_can_vary() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from tf2torch.codegen import nodes as n
+from tf2torch.codegen.render import render_stmt
 
 _GLOBALS = {"torch", "F", "nn", "math", "float", "int", "range", "len"}
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
@@ -67,4 +68,4 @@ def stmts(lines: list[str]) -> list[n.Stmt]:
 
 
 def text(lines: list[n.Stmt]) -> list[str]:
-    return [n.render_stmt(s) for s in lines]
+    return [render_stmt(s) for s in lines]

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import nodes as n
+from . import visit
 from .ir import Module
 from .lifetimes import free_early, fusible, inplace_safe
+from .render import render, render_stmt
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLS = re.compile(r"^(nn\.)?[A-Za-z_][A-Za-z0-9_]*$")
@@ -70,11 +72,11 @@ def _wraps(node: n.Expr) -> bool:
 def wrapped(node: n.Expr, indent: int, used: int = 0) -> str:
     """``node`` rendered, a container or block constructor that does not fit in the line (``used``
     characters of it are taken after the ``indent``) broken over rows under ``indent``."""
-    text = n.render(node)
+    text = render(node)
     if indent + used + len(text) <= _WIDTH or not _wraps(node):
         return text
     if isinstance(node, n.Call) and (node.args or node.kwargs):
-        head, items, close = f"{n.render(node.func)}(", [*node.args, *node.kwargs], ")"
+        head, items, close = f"{render(node.func)}(", [*node.args, *node.kwargs], ")"
     elif isinstance(node, n.List) and node.items:
         head, items, close = "[", list(node.items), "]"
     else:
@@ -118,7 +120,7 @@ class ClassDef:
     def globals(self) -> set[str]:
         """The global names (``torch.cat``, ``F.pad``, a helper class) its modules and forward refer to."""
         items = [*(ctor for _, ctor in self.modules), *self.lines, *self.returns]
-        return {node.path for item in items for node in n.walk(item) if isinstance(node, n.Ref)}
+        return {node.path for item in items for node in visit.walk(item) if isinstance(node, n.Ref)}
 
     def render(self) -> str:
         out = [f"class {self.name}(nn.Module):", f"    {literal(self.doc)}", "",
@@ -144,8 +146,8 @@ class ClassDef:
                 out.append(f"        # {literal(comment)}")
             out.append(f"        self.{attr} = {wrapped(ctor, 8, len(attr) + 8)}")
         out += ["", f"    def forward(self, {', '.join(self.inputs)}):"]
-        out += [f"        {line}" for line in [*self.guards, *(n.render_stmt(s) for s in lines)]]
-        result = n.render(returns[0] if len(returns) == 1 else n.Tuple(tuple(returns)))
+        out += [f"        {line}" for line in [*self.guards, *(render_stmt(s) for s in lines)]]
+        result = render(returns[0] if len(returns) == 1 else n.Tuple(tuple(returns)))
         out.append(f"        return {result}")
         return "\n".join(out)
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from . import nodes as n
+from . import visit
 
 
 def _names(stmt: n.Stmt | n.Expr) -> tuple[list[str], set[str]]:
     """(assigned names, read names) of one statement (a return value assigns nothing)."""
     if isinstance(stmt, n.Assign):
-        return list(stmt.targets), set(n.reads(stmt.value))
-    return [], set(n.reads(stmt))  # ``del x`` ends a value; it does not read it
+        return list(stmt.targets), set(visit.reads(stmt.value))
+    return [], set(visit.reads(stmt))  # ``del x`` ends a value; it does not read it
 
 
 def free_early(lines: list[n.Stmt], inputs: list[str], returns: list[n.Expr]) -> tuple[list[n.Stmt], list[n.Expr]]:
@@ -44,11 +45,11 @@ def free_early(lines: list[n.Stmt], inputs: list[str], returns: list[n.Expr]) ->
     out: list[n.Stmt] = []
     for i, line in enumerate(lines):
         written, _ = parsed[i]
-        line = n.rename(line, mapping)
+        line = visit.rename(line, mapping)
         if len(written) == 1 and written[0] not in returned and uses[written[0]] == [i + 1] \
                 and len(parsed[i + 1][0]) >= 1:
             mapping[written[0]] = chain  # the only reader is the next line: no name of its own
-            line = n.rename(line, {written[0]: chain})
+            line = visit.rename(line, {written[0]: chain})
         else:
             for name in written:  # a later line may reuse a name the chain took: keep its own
                 mapping.pop(name, None)
@@ -58,7 +59,7 @@ def free_early(lines: list[n.Stmt], inputs: list[str], returns: list[n.Expr]) ->
         dead += sorted(name for name in written if not uses[name] and name not in returned)  # an unused output
         if dead:
             out.append(n.Delete(tuple(dead)))
-    return out, [n.rename(r, mapping) for r in returns]
+    return out, [visit.rename(r, mapping) for r in returns]
 
 
 # Constructors whose output fusion may fold a following BatchNorm into, and the BatchNorms
@@ -79,10 +80,10 @@ def fusible(lines: list[n.Stmt], modules: dict[str, n.Expr]) -> list[tuple[str, 
     called: dict[str, int] = defaultdict(int)
     for j, line in enumerate(lines):
         uses: dict[str, int] = defaultdict(int)  # reads of each name in this line: ``self.bn(x) + x`` reads x twice
-        for name in n.reads(line):
+        for name in visit.reads(line):
             uses[name] += 1
-        for node in n.walk(line):
-            outer = n.self_call(node)
+        for node in visit.walk(line):
+            outer = visit.self_call(node)
             if outer is None:
                 continue
             called[outer] += 1
@@ -94,7 +95,7 @@ def fusible(lines: list[n.Stmt], modules: dict[str, n.Expr]) -> list[tuple[str, 
                 a = calls[i]
                 if a and a[0] == [args[0].id] and _readers(parsed, i, args[0].id) == 1 and uses[args[0].id] == 1:
                     _consider(pairs, a[1], outer, modules)
-            inner = n.self_call(args[0])
+            inner = visit.self_call(args[0])
             if inner is not None:  # self.bn(self.conv(...))
                 _consider(pairs, inner, outer, modules)
         for name in parsed[j][0]:
@@ -104,8 +105,8 @@ def fusible(lines: list[n.Stmt], modules: dict[str, n.Expr]) -> list[tuple[str, 
 
 def _consider(pairs: list[tuple[str, str]], layer: str, norm: str, modules: dict[str, n.Expr]) -> None:
     """Keep (layer, norm) when the layer is a conv or linear and the norm a BatchNorm."""
-    if layer in modules and norm in modules and n.constructor(modules[layer]) in _FOLDS_INTO \
-            and n.constructor(modules[norm]) in _NORMS and (layer, norm) not in pairs:
+    if layer in modules and norm in modules and visit.constructor(modules[layer]) in _FOLDS_INTO \
+            and visit.constructor(modules[norm]) in _NORMS and (layer, norm) not in pairs:
         pairs.append((layer, norm))
 
 
@@ -129,12 +130,12 @@ def inplace_safe(lines: list[n.Stmt], modules: dict[str, n.Expr], inputs: list[s
     producer: dict[str, int] = {}
     safe = []
     for j, call in enumerate(calls):
-        if call and call[1] in modules and n.constructor(modules[call[1]]) in _INPLACE and uses[call[1]] == 1 \
+        if call and call[1] in modules and visit.constructor(modules[call[1]]) in _INPLACE and uses[call[1]] == 1 \
                 and len(call[2]) == 1:
             arg = call[2][0]
             source = calls[producer[arg.id]] if isinstance(arg, n.Name) and arg.id in producer else None
             if source and isinstance(arg, n.Name) and arg.id not in inputs and source[1] in modules \
-                    and n.constructor(modules[source[1]]) in _FRESH and _readers(parsed, producer[arg.id], arg.id) == 1:
+                    and visit.constructor(modules[source[1]]) in _FRESH and _readers(parsed, producer[arg.id], arg.id) == 1:
                 safe.append(call[1])
         for name in parsed[j][0]:
             producer[name] = j
@@ -145,7 +146,7 @@ def _module_call(line: n.Stmt) -> tuple[list[str], str, tuple[n.Expr, ...]] | No
     """(assigned names, module attribute, positional args) of ``x = self.attr(...)``, else None."""
     if not isinstance(line, n.Assign):
         return None
-    attr = n.self_call(line.value)
+    attr = visit.self_call(line.value)
     if attr is None:
         return None
     return list(line.targets), attr, line.value.args  # type: ignore[attr-defined]

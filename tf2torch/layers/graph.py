@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..codegen import library
+from ..codegen import library, visit
 from ..codegen import nodes as n
 from ..codegen.blocks.nest import BLOCK_CLASS, local_name
 from ..codegen.emit import ClassDef, module_node
 from ..codegen.generated import Generated
 from ..codegen.namespace import MODULE_ATTRIBUTES, Namespace, ScopedNamespace, class_name
+from ..codegen.render import render
 from ..codegen.selfcheck import check_param
 from ..errors import Tf2TorchError, UnsupportedError
 from ..interface import output_channels_first
@@ -167,11 +168,11 @@ class GraphConverter:
                         cls.comments[state.attrs[op.suffix]] = f"{layer.class_name} {own}"
                 elif state.ctors[op.suffix] != ctor:
                     raise UnsupportedError(f"shared layer {layer.name!r} is called with inputs that need different "
-                                           f"modules ({n.render(state.ctors[op.suffix])} vs {n.render(ctor)}); "
+                                           f"modules ({render(state.ctors[op.suffix])} vs {render(ctor)}); "
                                            "pass --input-shape")
                 last_module = state.attrs[op.suffix]
                 holes["m"] = n.Self(last_module)
-            wanted = n.holes(op.expr)
+            wanted = visit.holes(op.expr)
             if x is not None and wanted.count("x") > 1 and not isinstance(x, n.Name):
                 tmp = local.create(own, "t")  # used twice (a tuple's items): evaluate once
                 cls.lines.append(n.Assign((tmp,), x))
@@ -180,12 +181,12 @@ class GraphConverter:
                 holes["x"] = x
             if op.shares:
                 holes["s"] = self._shared(op.shares, prefix, layer)
-            x = n.fill(op.expr, holes)
-            left = n.holes(x)
+            x = visit.fill(op.expr, holes)
+            left = visit.holes(x)
             if left:
                 raise UnsupportedError(f"layer {layer.name!r} ({layer.class_name}): its converter left "
                                        f"{{{left[0]}}} unfilled (a tf2torch bug; please report it)")
-            if len(n.render(x)) > _SPLIT_AT and k < len(conv.ops) - 1:
+            if len(render(x)) > _SPLIT_AT and k < len(conv.ops) - 1:
                 tmp = local.create(own, "t")
                 cls.lines.append(n.Assign((tmp,), x))
                 x = n.Name(tmp)

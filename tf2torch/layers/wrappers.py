@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..codegen import nodes as n
+from ..codegen import visit
 from ..spec import LayerSpec, Variable
 from . import layouts_rt
 from .base import Converted, Ctx, Op, Registration, TensorInfo
@@ -42,7 +43,7 @@ def time_distributed(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"wrapping a {inner.class_name} with {len(conv.outputs)} outputs")
     out = layouts_rt.normalise(conv.outputs[0])
     back, out_keras = layouts_rt.convert(x, out, "keras")
-    fold = Op(n.fill(expr, {"x": n.method(x, "flatten", 0, 1)}))
+    fold = Op(visit.fill(expr, {"x": n.method(x, "flatten", 0, 1)}))
     unfold = Op(n.method(back, "unflatten", 0, (-1, steps)))
     return Converted((fold, *conv.ops, unfold), (TensorInfo((steps, *out_keras.shape), "keras"),), conv.params,
                      notes=conv.notes, helpers=conv.helpers, sized=conv.sized)
@@ -62,7 +63,7 @@ def spectral_normalization(ctx: Ctx) -> Converted:
         ops = (Op(expr),) if expr != n.Hole("x") else ()
     conv = reg.fn(Ctx(inner, ctx.call, (layouts_rt.normalise(info),), ctx.keras_version, ctx.keras_release))
     # the wrapped layer's first op reads the moved input, not the layer's own input 0
-    first = (Op(n.fill(conv.ops[0].expr, {"0": n.Hole("x")}), conv.ops[0].module, conv.ops[0].suffix),) if ops else ()
+    first = (Op(visit.fill(conv.ops[0].expr, {"0": n.Hole("x")}), conv.ops[0].module, conv.ops[0].suffix),) if ops else ()
     return Converted((*ops, *first, *conv.ops[len(first):]), conv.outputs, conv.params, notes=conv.notes,
                      helpers=conv.helpers, sized=conv.sized)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import nodes as n
+from .. import visit
 from ..emit import ClassDef, literal
 from ..namespace import Namespace
 
@@ -44,7 +45,7 @@ def _module_call(line: n.Stmt, ctors: dict[str, n.Expr]) -> _Call | None:
             and line.value.args and isinstance(line.value.args[0], n.Name)):
         return None
     call, attr = line.value, line.value.func.path
-    if n.constructor(ctors.get(attr, n.Const(None))).startswith("nn.") or attr not in ctors \
+    if visit.constructor(ctors.get(attr, n.Const(None))).startswith("nn.") or attr not in ctors \
             or not all(isinstance(a, n.Name) for a in call.args) or not all(isinstance(v, n.Name) for _, v in call.kwargs):
         return None  # torch's own modules stay as they are; chained modules take plain names
     names = [a.id for a in call.args]  # type: ignore[attr-defined]
@@ -72,7 +73,7 @@ def chain(cls: ClassDef, once: set[str], stacks: dict[tuple, StackDef], taken_cl
     calls = [_module_call(line, ctors) if _calls_once(line, once) else None for line in cls.lines]
     reads: dict[str, int] = {}
     for source in [*cls.lines, *cls.returns]:
-        for name in n.reads(source):
+        for name in visit.reads(source):
             reads[name] = reads.get(name, 0) + 1
     chains, i = [], 0
     while i < len(calls):
@@ -116,7 +117,7 @@ def chain(cls: ClassDef, once: set[str], stacks: dict[tuple, StackDef], taken_cl
 
 def _calls_once(line: n.Stmt, once: set[str]) -> bool:
     """The line calls a module that no other line names."""
-    return isinstance(line, n.Assign) and n.self_call(line.value) in once
+    return isinstance(line, n.Assign) and visit.self_call(line.value) in once
 
 
 def _stack(kind: str, call: _Call, stacks: dict[tuple, StackDef], taken: set[str]) -> StackDef:
@@ -138,7 +139,7 @@ def _stack(kind: str, call: _Call, stacks: dict[tuple, StackDef], taken: set[str
 
 
 def _kind(ctor: n.Expr) -> str:
-    return n.constructor(ctor)
+    return visit.constructor(ctor)
 
 
 def _name(attrs: list[str], taken: set[str]) -> str:
@@ -156,7 +157,7 @@ def _name(attrs: list[str], taken: set[str]) -> str:
 def sequential(gen: Generated, kinds: set[str]) -> None:
     """``chain`` in every class but the block kinds, its renames applied to state_dict keys and taps."""
     prefixes = _prefixes(gen.classes)
-    named = [part for c in gen.classes for line in [*c.lines, *c.returns] for node in n.walk(line)
+    named = [part for c in gen.classes for line in [*c.lines, *c.returns] for node in visit.walk(line)
              for part in (node.path.split(".") if isinstance(node, n.Self) else [node.attr] if isinstance(node, n.Attr)
                           else [])]
     once = {a for a in set(named) if named.count(a) == 1}  # a module another line reaches is left in place
@@ -190,7 +191,7 @@ def _prefixes(classes: list[ClassDef]) -> dict[str, str]:
     while todo:
         cls = todo.pop()
         for attr, ctor in cls.modules:
-            child = n.constructor(ctor)
+            child = visit.constructor(ctor)
             if child in by_name and child not in prefixes and ctor == n.Call(n.Ref(child)):  # a nested model: made once
                 prefixes[child] = f"{prefixes[cls.name]}{attr}."
                 todo.append(by_name[child])

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import nodes as n
+from .. import visit
 from ..emit import ClassDef
 from ..namespace import GENERATED_GLOBALS, MODULE_ATTRIBUTES, Namespace, class_name
 
@@ -55,8 +56,8 @@ def _shape(cls: ClassDef) -> _Shape:
     numbers, values, where = [], [], []
     for p, items in enumerate(parts):
         for i, item in enumerate(items):
-            skeleton.append(n.transform(item, lambda node: _NUMBER if _is_number(node) else None))
-            for k, node in enumerate(x for x in n.walk(item) if _is_number(x)):
+            skeleton.append(visit.transform(item, lambda node: _NUMBER if _is_number(node) else None))
+            for k, node in enumerate(x for x in visit.walk(item) if _is_number(x)):
                 numbers.append(repr(node.value))
                 values.append(node.value)
                 where.append((p, i, k))
@@ -67,10 +68,10 @@ def _arg_names(ctor: n.Expr) -> list[str]:
     """For each number of a module constructor, the argument it is in (``stride`` for ``stride=(2, 2)``)."""
     if not isinstance(ctor, n.Call):
         return []
-    positional = _POSITIONAL.get(n.constructor(ctor), ())
+    positional = _POSITIONAL.get(visit.constructor(ctor), ())
     owners = [(positional[i] if i < len(positional) else f"arg{i}", a) for i, a in enumerate(ctor.args)]
     owners += [(_ABBREVIATIONS.get(k, k), v) for k, v in ctor.kwargs]
-    return [name for name, node in owners for x in n.walk(node) if _is_number(x)]
+    return [name for name, node in owners for x in visit.walk(node) if _is_number(x)]
 
 
 def _replace(item: Any, holes: dict[int, n.Expr]) -> Any:
@@ -82,7 +83,7 @@ def _replace(item: Any, holes: dict[int, n.Expr]) -> Any:
             k = next(count)
             return holes.get(k, node)
         return None
-    return n.transform(item, fn) if holes else item
+    return visit.transform(item, fn) if holes else item
 
 
 def _kind_name(prefixes: list[str]) -> str:
@@ -119,7 +120,7 @@ def merge(classes: list[ClassDef], helpers: set[str]) -> tuple[list[ClassDef], l
         if c.name in merged:
             out.append(merged[c.name])
         elif c.name not in calls:
-            c.modules = [(attr, calls.get(n.constructor(ctor), ctor) if ctor == n.Call(n.Ref(n.constructor(ctor)))
+            c.modules = [(attr, calls.get(visit.constructor(ctor), ctor) if ctor == n.Call(n.Ref(visit.constructor(ctor)))
                           else ctor) for attr, ctor in c.modules]
             out.append(c)
     return out, lonely
