@@ -23,7 +23,7 @@ SEED = 1  # `make fuzz` runs seed 0: the slice covers other cases
 SLICE = {"proto": 300, "table": 400, "bundle": 400, "objectgraph": 300, "metagraph": 150, "graphdef": 300,
          "pbtxt": 200, "tf2graph": 150, "keras_config": 400,
          "keras_h5": 150, "keras_zip": 150, "savedmodel": 80, "detect": 200, "slicekey": 200, "strings": 200,
-         "convert": 150, "tflite": 300}
+         "convert": 150, "tflite": 300, "task": 150}
 
 
 def test_slice_covers_every_target():
