@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 from make_checkpoint import cache_root  # noqa: E402
 from make_hf_repo import ensure_repo  # noqa: E402
-from run import RSS_SLACK_MB, Step, machine, run_once, table, tf2torch_command  # noqa: E402
+from run import RSS_SLACK_MB, Step, machine, run_rounds, table, tf2torch_command  # noqa: E402
 
 MAX_FLOOR_RATIO = 1.3  # convert a repo: at most 1.3x the time of cp + sync of its tf_model.h5
 
@@ -93,15 +92,7 @@ def main() -> None:
     h5_bytes = (repo / "tf_model.h5").stat().st_size
     print(f"repository {repo}: {count} tensors, tf_model.h5 {h5_bytes / 1e9:.2f} GB, largest {name} "
           f"{largest / 2**20:.0f} MiB", file=sys.stderr)
-    for step in chosen:  # warm the page cache (and the import caches) first
-        run_once(step)
-    for i in range(args.repeats):
-        for step in chosen:
-            step.runs.append(run_once(step))
-        print(f"round {i + 1}/{args.repeats} done", file=sys.stderr)
-    for step in chosen:
-        for path in step.outputs:
-            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    run_rounds(chosen, args.repeats)
 
     results = {
         "machine": machine(),

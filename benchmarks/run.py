@@ -128,6 +128,20 @@ def machine() -> dict:
             "tensorflow": version("tensorflow"), "crc32c": version("crc32c"), "safetensors": version("safetensors")}
 
 
+def run_rounds(chosen: list[Step], repeats: int) -> None:
+    """One untimed run of each step (warm page and import caches), then ``repeats`` rounds with the steps
+    taking turns (noise from other work spreads over all of them); the outputs removed at the end."""
+    for step in chosen:
+        run_once(step)
+    for i in range(repeats):
+        for step in chosen:
+            step.runs.append(run_once(step))
+        print(f"round {i + 1}/{repeats} done", file=sys.stderr)
+    for step in chosen:
+        for path in step.outputs:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per step (after one untimed)")
@@ -146,16 +160,7 @@ def main() -> None:
     data_bytes = Path(f"{prefix}.data-00000-of-00001").stat().st_size
     print(f"checkpoint {prefix}: {count} variables, {data_bytes / 1e9:.2f} GB data, largest {name} "
           f"{largest / 2**20:.0f} MiB", file=sys.stderr)
-    for step in chosen:  # warm the page cache (and the import caches) first
-        run_once(step)
-    for i in range(args.repeats):
-        for step in chosen:
-            step.runs.append(run_once(step))
-        print(f"round {i + 1}/{args.repeats} done", file=sys.stderr)
-    for step in chosen:
-        shutil.rmtree(step.outputs[0], ignore_errors=True) if step.outputs and step.outputs[0].is_dir() else None
-        for path in step.outputs:
-            path.unlink(missing_ok=True) if path.is_file() else None
+    run_rounds(chosen, args.repeats)
 
     by = {s.name: s for s in chosen}
     results = {
