@@ -45,11 +45,12 @@ def run_cli(*args: object) -> object:
     return result
 
 
-def refused(result, *needles: str) -> str:
-    """Exit code 1 and exactly one stderr line, an error naming each of ``needles``."""
+def refused(result, *needles: str, code: int | None = EXIT_ERROR) -> str:
+    """Exit ``code`` (None: any non-zero) and exactly one stderr line, an error naming each of ``needles``."""
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     print(lines)  # shown with -s: the messages users get
-    assert result.exit_code == EXIT_ERROR, (result.exit_code, result.output, result.stderr)
+    assert (result.exit_code == code) if code is not None else (result.exit_code != 0), \
+        (result.exit_code, result.output, result.stderr)
     assert len(lines) == 1 and lines[0].startswith("tf2torch: error: "), result.stderr
     for needle in needles:
         assert needle in lines[0], lines[0]
