@@ -4,7 +4,8 @@ Two kinds, chosen when the file is opened:
 
 * **direct** (Linux, a filesystem with ``O_DIRECT``): the bytes arrive in file order (the safetensors
   header, then every tensor back to back), so they are gathered into page-aligned chunks of CHUNK bytes
-  and each full chunk is written straight from that buffer to the disk, bypassing the page cache. The
+  and each full chunk is written straight from that buffer to the disk by an I/O thread, bypassing the
+  page cache. The
   kernel neither copies the data into the cache (a ``write`` costs about as much CPU as producing the
   bytes) nor writes it back later: what is left for the final ``fsync`` is the metadata. On two cores this
   leaves the CPU to the transposes. The last chunk is padded to ALIGN and the file truncated to its size.
@@ -19,6 +20,8 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import queue
+import threading
 from pathlib import Path
 from types import TracebackType
 
@@ -26,6 +29,7 @@ from ..errors import OutputError
 
 ALIGN = 4096  # O_DIRECT wants offsets, lengths and addresses aligned to the logical block size (512 or 4096)
 CHUNK = 8 << 20  # bytes gathered before one direct write: large enough to keep the disk streaming
+IN_FLIGHT = 2  # chunks handed to the I/O thread and not yet written
 # Buffered writers copy at most this much into the page cache per write() call. Measured on Linux 6.18/ext4
 # (2 vCPUs): 1 GB written in 16 MB calls costs 2-4 s of kernel time, in 64-256 KB calls 0.4-1 s (the page cache
 # allocates folios as large as each write, and large ones are costly to find). benchmarks/write_size_bench.py.
@@ -75,13 +79,24 @@ class BufferedSink(Sink):
 
 
 class DirectSink(Sink):
-    """Gathers bytes written in file order into an aligned chunk; writes whole chunks with O_DIRECT."""
+    """Gathers bytes written in file order into aligned chunks; an I/O thread writes whole chunks with O_DIRECT
+    while the next one fills (IN_FLIGHT of them at a time: the disk never waits for a copy, and a busy one
+    has a second request queued)."""
 
     def __init__(self, path: Path, fd: int) -> None:
         super().__init__(path, fd)
-        self.buffer = mmap.mmap(-1, CHUNK)  # anonymous maps are page-aligned, as O_DIRECT needs
-        self.start = 0  # file offset of the buffer's first byte
-        self.fill = 0  # bytes of the buffer holding data
+        self.buffers = [mmap.mmap(-1, CHUNK) for _ in range(IN_FLIGHT + 1)]  # anonymous maps are page-aligned
+        self.free: queue.SimpleQueue[mmap.mmap] = queue.SimpleQueue()
+        for spare in self.buffers[1:]:
+            self.free.put(spare)
+        self.full: queue.SimpleQueue[tuple[mmap.mmap, int, int] | None] = queue.SimpleQueue()
+        self.buffer = self.buffers[0]  # the chunk being filled
+        self.start = 0  # file offset of its first byte
+        self.fill = 0  # bytes of it holding data
+        self.error: BaseException | None = None  # the I/O thread's, raised in the caller at its next hand-over
+        self.thread: threading.Thread | None = threading.Thread(target=self._run, name="tf2torch-direct-io",
+                                                                daemon=True)
+        self.thread.start()
 
     def write_at(self, data: memoryview, at: int) -> None:
         if at != self.start + self.fill:  # the streaming writers write in file order, with no gap
@@ -94,29 +109,59 @@ class DirectSink(Sink):
             self.fill += n
             data = data[n:]
             if self.fill == CHUNK:
-                self._pwrite(memoryview(self.buffer), self.start)
-                self.start, self.fill = self.start + CHUNK, 0
+                self._hand_over(CHUNK)
 
     def finish(self) -> None:
         size = self.start + self.fill
         padded = -(-self.fill // ALIGN) * ALIGN  # the last chunk, padded to a whole block ...
         if padded:
             self.buffer[self.fill:padded] = bytes(padded - self.fill)
-            self._pwrite(memoryview(self.buffer)[:padded], self.start)
+            self._hand_over(padded)
+        self._stop()
+        if self.error is not None:
+            raise self.error
         try:
             os.ftruncate(self.fd, size)  # ... and the padding cut off again
         except OSError as exc:
             raise OutputError(f"{self.path}: cannot set the file size ({exc.strerror or exc}); choose another "
                               "output location") from exc
 
+    def _hand_over(self, length: int) -> None:
+        self.full.put((self.buffer, self.start, length))
+        self.buffer = self.free.get()  # waits while IN_FLIGHT chunks are being written
+        self.start, self.fill = self.start + length, 0
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        while (item := self.full.get()) is not None:
+            buffer, start, length = item
+            try:
+                if self.error is None:  # after a failure the rest is only handed back
+                    self._pwrite(memoryview(buffer)[:length], start)
+            except BaseException as exc:
+                self.error = exc
+            finally:
+                self.free.put(buffer)
+
+    def _stop(self) -> None:
+        if self.thread is not None:  # every chunk handed over is written (or has failed) before the fd closes
+            self.full.put(None)
+            self.thread.join()
+            self.thread = None
+
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         try:
-            super().__exit__(kind, exc, tb)
+            if kind is None:
+                self.finish()
         finally:
-            try:
-                self.buffer.close()
-            except BufferError:
-                pass  # a view of it lives on in a traceback (a failed write): freed with the traceback
+            self._stop()
+            os.close(self.fd)
+            for buffer in self.buffers:
+                try:
+                    buffer.close()
+                except BufferError:
+                    pass  # a view of it lives on in a traceback (a failed write): freed with the traceback
 
 
 def open_sink(path: Path) -> Sink:
