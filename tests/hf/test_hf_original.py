@@ -89,7 +89,8 @@ def test_transformers_5_loads_every_converted_original(original):
                                                     # their names' channel counts come from transformers' class
                                                     pytest.param("mobilenet_v1", "mobilenet_v1", marks=pytest.mark.tf),
                                                     pytest.param("mobilenet_v2", "mobilenet_v2", marks=pytest.mark.tf),
-                                                    ("xlnet", "xlnet"),
+                                                    ("xlnet", "xlnet"), ("canine", "canine"),
+                                                    ("imagegpt", "imagegpt"),
                                                     ("funnel", "funnel")])
 def test_a_config_without_model_type_finds_the_family_by_the_checkpoints_names(family, model_type):
     """A release's own config (bert_config.json, hparams.json) names no model_type: each family's checkpoint
@@ -144,8 +145,8 @@ BAD = {
     "class-not-the-config": ("t5-v1_1", {}, ("--hf-class", "BertModel"), ("'t5'", "'bert' class")),
     "roformer-without-model-type": ("roformer-mlm", dict(model_type=None), (),
                                     ("google-research BERT and ZhuiyiTechnology RoFormer", "model_type")),
-    "imagegpt-several-weights-into-one-key": ("gpt2-bare", dict(model_type="imagegpt"), (),
-                                              ("'imagegpt'", "several weights into one key", "load_tf_weights_in_")),
+    "imagegpt-config-for-gpt2-names": ("gpt2-bare", dict(model_type="imagegpt"), (),
+                                       ("'imagegpt'", "OpenAI GPT-2 names")),
     "no-model-type-and-no-known-names": ("gpt2-bare", {}, ("--hf-class", "NoSuchModel"), ("NoSuchModel",)),
 }
 

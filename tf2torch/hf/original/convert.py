@@ -24,7 +24,7 @@ from ...readers.checkpoint import read_checkpoint
 from ...spec import Format, ModelSpec, Role, Variable
 from .. import onto, target
 from ..repo import Repo
-from . import Convention, computed, pick
+from . import Convention, combine, computed, pick
 from . import config as configs
 from .apply import apply
 
@@ -56,7 +56,8 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     if cls is None:
         cls = target.model_class(transformers, convention.bare, where)
         convention = pick(model_type, cls.__name__) or convention
-    spec, shadows = _ema(_split(spec, convention), convention)
+    spec, combined = combine.combine(_split(spec, convention), convention)
+    spec, shadows = _ema(spec, convention)
     config = configs.build(transformers, cls, convention, raw, where)
     model = target.instantiate(cls, config, where)
     keys = list(model.state_dict().keys())
@@ -69,6 +70,7 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
         order = {k: i for i, k in enumerate(keys)}
         plans = sorted(plans + computed.fill(convention, model, report, dtypes.by_name(dtype) if dtype else None),
                        key=lambda p: order.get(p.key, len(order)))
+    combine.account(report, combined)  # each part of a combined tensor by its own name
     for var in spec.variables:
         if var.name in applied.skipped:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
