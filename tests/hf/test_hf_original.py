@@ -262,3 +262,35 @@ def test_model_file_building_the_transformers_class_needs_no_rules(name, origina
         actual = first_output(model(**{k: torch.from_numpy(v) for k, v in built.inputs.items()}))
     check(actual, built.expected, f"{name} via --model: tf2torch vs transformers 4.57's {case.loader}")
     print(f"{name}: {convention[0]}; {report['counts']}")
+
+
+@pytest.mark.tf
+def test_imagegpt_parts_are_accounted_each_by_its_own_name(original):
+    """Combined tensors: report.json names every part (not a made-up variable), the key it went into, its
+    offset and layout; the biases no release has are filled by the class's own initialisation, said so."""
+    report = json.loads((original("imagegpt-lm").out / "report.json").read_text())
+    mapped = {e["source"]: e for e in report["entries"] if e["status"] == "mapped"}
+    for k, proj in enumerate(("q_proj", "k_proj", "v_proj")):
+        entry = mapped[f"model/h1/attn/{proj}"]
+        assert entry["key"] == "transformer.h.1.attn.c_attn.weight"
+        assert f"part {k + 1} of 3" in entry["reason"] and f"[{32 * k}:{32 * (k + 1)}] along axis 1" in entry["reason"]
+        assert entry["layout"] == "(N, H, D) -> (D, N*H)" and entry["shape"] == [4, 8, 32]
+    assert "[16:17] along axis 0" in mapped["model/sos"]["reason"] and mapped["model/sos"]["key"] == "transformer.wte.weight"
+    assert "model/h1/attn/c_attn" not in mapped and "model/wte" in mapped  # the combined name is not an entry
+    filled = {e["key"]: e["reason"] for e in report["entries"] if e["status"] == "filled"}
+    assert len(filled) == 8 and all("do not have" in why and "_init_weights" in why for why in filled.values())
+
+
+@pytest.mark.tf
+def test_imagegpt_with_a_part_missing_is_refused_by_name(original, tmp_path):
+    """A combined tensor is never filled in part: one line naming the part found and the one missing."""
+    import tensorflow as tf
+
+    from tests.hf import originals
+
+    built = original("imagegpt-bare")
+    shapes = {k: v for k, v in originals.imagegpt().items() if k != "model/h1/attn/v_proj"}
+    originals.write_checkpoint(tf, tmp_path / "model.ckpt", originals.values(shapes, seed=1))
+    result = run_cli("convert", tmp_path / "model.ckpt", "--hf-config", built.config_file, "-o", tmp_path / "out")
+    refused(result, "'model/h1/attn/q_proj'", "into 'model/h1/attn/c_attn'", "lacks model/h1/attn/v_proj", "pass the whole checkpoint", code=None)
+    assert not (tmp_path / "out").exists()

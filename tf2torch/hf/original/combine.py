@@ -89,7 +89,7 @@ def _one(rule: Combine, groups: tuple[str, ...], found: dict[int, Variable],
     if missing:
         raise MappingError(f"{present[0]!r}: the {convention.name} convention concatenates it with "
                            f"{len(rule.parts) - 1} other part(s) into {name!r}, and the checkpoint lacks "
-                           f"{', '.join(missing)}; a truncated or other family's checkpoint")
+                           f"{', '.join(missing)}; pass the whole checkpoint (or the config of the family it is)")
     parts: list[tuple[Variable, layouts.Layout, int, int]] = []
     shapes: list[tuple[int, ...]] = []
     for k, (_, kind) in enumerate(rule.parts):
