@@ -274,7 +274,7 @@ def test_imagegpt_parts_are_accounted_each_by_its_own_name(original):
         entry = mapped[f"model/h1/attn/{proj}"]
         assert entry["key"] == "transformer.h.1.attn.c_attn.weight"
         assert f"part {k + 1} of 3" in entry["reason"] and f"[{32 * k}:{32 * (k + 1)}] along axis 1" in entry["reason"]
-        assert entry["layout"] == "(N, H, D) -> (D, N*H)" and entry["shape"] == [4, 8, 32]
+        assert entry["layout"] == "(N, H, D) -> (D, N*H)" and entry["shape"] == [2, 16, 32]
     assert "[16:17] along axis 0" in mapped["model/sos"]["reason"] and mapped["model/sos"]["key"] == "transformer.wte.weight"
     assert "model/h1/attn/c_attn" not in mapped and "model/wte" in mapped  # the combined name is not an entry
     filled = {e["key"]: e["reason"] for e in report["entries"] if e["status"] == "filled"}
