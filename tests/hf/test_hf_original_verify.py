@@ -81,3 +81,42 @@ def test_verify_against_another_checkpoint_is_one_line(original):
     print(result.stderr)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.exit_code not in (0, 3) and len(lines) == 1 and "bert" in lines[0]
+
+
+@pytest.mark.tf
+def test_a_checkpoint_the_loader_cannot_fill_the_class_from_is_no_reference(original, tmp_path):
+    """verify against a checkpoint lacking one part of ImageGPT's c_attn: transformers' loader leaves that slice
+    at its NaN, so there is no reference to compare with: one line naming the parameter, no table."""
+    import tensorflow as tf
+
+    from tests.hf import originals
+
+    built = original("imagegpt-bare")
+    shapes = {k: v for k, v in originals.imagegpt().items() if k != "model/h1/attn/v_proj"}
+    originals.write_checkpoint(tf, tmp_path / "model.ckpt", originals.values(shapes, seed=1))
+    result = run_cli("verify", tmp_path / "model.ckpt", built.out, "--hf-config", built.config_file)
+    print(result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1
+    assert "left 1 parameter(s)" in lines[0] and "transformer.h.1.attn.c_attn.weight" in lines[0]
+
+
+@pytest.mark.tf
+def test_verify_original_without_tensorflow_names_what_is_missing(original):
+    """In the transformers 5 venv (no TensorFlow, no loaders): one line naming both, exit 1."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from tests.hf.v5 import require_v5_venv
+
+    python = require_v5_venv()
+    built = original("gpt2-bare")
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": root}
+    done = subprocess.run([str(python), "-m", "tf2torch", "verify", str(built.prefix), str(built.out), "--hf-config",
+                           str(built.config_file)], capture_output=True, text=True, env=env, timeout=300)
+    print(done.stderr)
+    line = done.stderr.strip()
+    assert done.returncode == 1 and len(line.splitlines()) == 1
+    assert "load_tf_weights_in_" in line and "TensorFlow" in line and "transformers<5" in line
