@@ -231,11 +231,13 @@ def build():
 
 
 @pytest.mark.tf
-@pytest.mark.parametrize("name", ["bert-pretraining", "bert-bare", "gpt2-lm"])
+@pytest.mark.parametrize("name", ["bert-pretraining", "bert-bare", "gpt2-lm", "imagegpt-lm", "xlnet-lm",
+                                  "roformer-mlm"])
 def test_model_file_building_the_transformers_class_needs_no_rules(name, original, tmp_path):
     """``--model user.py:build`` where build returns the transformers class: the checkpoint's convention
-    (detected from its names, for a class of that family) names the weights; the report says which, and
-    the written weights are the 4.57 loader's, computing its outputs."""
+    (detected from its names, for a class of that family) names the weights, its parts combined (ImageGPT),
+    its stacked biases split (XLNet), what the class computes filled by it (RoFormer's sinusoid, ImageGPT's
+    zero biases); the report says which, and the written weights are the 4.57 loader's, computing its outputs."""
     import transformers
     from safetensors.torch import load_file
 
@@ -249,7 +251,7 @@ def test_model_file_building_the_transformers_class_needs_no_rules(name, origina
     report = json.loads((out / "report.json").read_text())
     convention = [n for n in report["notes"] if "convention" in n]
     assert len(convention) == 1 and case.expected_class in convention[0], report["notes"]
-    assert {e["reason"] for e in report["entries"] if e["status"] == "mapped"} == {"matched by pair"}
+    assert all(e["reason"].startswith("matched by pair") for e in report["entries"] if e["status"] == "mapped")
     got = load_file(out / "model.safetensors")
     differ = [k for k in got if not torch.equal(got[k], built.truth[k])]
     assert not differ, f"{name}: not the 4.57 loader's weights: {differ[:5]}"

@@ -1,6 +1,8 @@
-"""Several original variables into one tensor (a convention's ``combines``): OpenAI ImageGPT keeps ``q_proj``,
-``k_proj``, ``v_proj`` apart where transformers holds one ``c_attn``, and its ``sos`` vector apart from the
-``wte`` rows transformers appends it to.
+"""The checkpoint's variables as a convention reads them where one stored tensor is not one key: several
+original variables into one tensor (``combines``: OpenAI ImageGPT keeps ``q_proj``, ``k_proj``, ``v_proj``
+apart where transformers holds one ``c_attn``, and its ``sos`` vector apart from the ``wte`` rows transformers
+appends it to), and one into several (``splits``: XLNet's biases stacked over layers). Both conversion routes
+(``--hf-config`` and ``--model``) read them so.
 
 Each group of parts becomes one variable before anything maps: named by the ``Combine``'s ``into`` (the
 convention's renames then name its key like any other weight), read lazily as the concatenation of its
@@ -49,6 +51,23 @@ def combine(spec: ModelSpec, convention: Convention) -> tuple[ModelSpec, dict[st
                            "checkpoint holds a variable of that name too; is it this family's checkpoint?")
     kept = [v for v in spec.variables if v.name not in taken]
     return replace(spec, variables=(*kept, *added)), combined
+
+
+def split(spec: ModelSpec, convention: Convention) -> ModelSpec:
+    """``spec`` with each variable the convention says is stacked over layers read as one variable per
+    index of its first axis (``<name>/<i>``: a view of the stored tensor, read when its plan runs)."""
+    if not convention.splits:
+        return spec
+    variables: list[Variable] = []
+    for var in spec.variables:
+        if var.role is not Role.WEIGHT or not var.shape or not re.search(convention.splits, var.name):
+            variables.append(var)
+            continue
+        part = var.nbytes // var.shape[0]
+        variables += [replace(var, name=f"{var.name}/{i}", shape=var.shape[1:], nbytes=part,
+                              loader=lambda v=var, i=i: v.read()[i], tf_name="",
+                              note=f"{var.name}[{i}] (stacked over layers)") for i in range(var.shape[0])]
+    return replace(spec, variables=tuple(variables))
 
 
 def account(report: Report, combined: dict[str, Combined]) -> None:
