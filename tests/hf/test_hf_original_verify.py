@@ -120,3 +120,16 @@ def test_verify_original_without_tensorflow_names_what_is_missing(original):
     line = done.stderr.strip()
     assert done.returncode == 1 and len(line.splitlines()) == 1
     assert "load_tf_weights_in_" in line and "TensorFlow" in line and "transformers<5" in line
+
+
+@pytest.mark.tf
+def test_a_config_that_is_not_the_checkpoints_is_one_line(original, tmp_path):
+    """Another intermediate size than the checkpoint's: the loader refuses the shapes; one line, no table."""
+    built = original("bert-bare")
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({**json.loads(built.config_file.read_text()), "intermediate_size": 41}))
+    result = run_cli("verify", built.prefix, built.out, "--hf-config", config)
+    print(result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1
+    assert "load_tf_weights_in_bert cannot read it into BertForPreTraining" in lines[0] and "config" in lines[0]

@@ -58,7 +58,11 @@ def verify_checkpoint(source: Path, out: Path, hf_config: Path, *, inputs: Any, 
     try:
         config = configs.build(transformers, cls, convention, raw, hf_config)  # (caches: not compared, make_rows)
         reference = _reference(transformers, cls, convention, config, prefix)
-        converted, info = cls.from_pretrained(out, config=config, output_loading_info=True)
+        try:
+            converted, info = cls.from_pretrained(out, config=config, output_loading_info=True)
+        except Exception as exc:  # OUT's weights do not fit this config (another size)
+            raise UsageError(f"{out}: {pt_name}.from_pretrained with {hf_config.name} fails ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:200]}); pass the config OUT was converted with") from None
     finally:
         transformers.logging.set_verbosity(verbosity)
     notes = [f"PyTorch {pt_name}.from_pretrained: {kind.replace('_', ' ')}: {', '.join(map(str, keys))}"
@@ -117,8 +121,13 @@ def _reference(transformers: ModuleType, cls: type, convention: Convention, conf
             if not any(p.search(key) for p in computed):
                 param.fill_(float("nan"))
     args = (full, config, prefix) if "config" in inspect.signature(loader).parameters else (full, prefix)
-    with contextlib.redirect_stdout(io.StringIO()):  # some loaders print every variable (ALBERT's): not verify's output
-        loader(*args, **dict(convention.loader_kwargs))
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # some loaders print every variable (ALBERT's): not our output
+            loader(*args, **dict(convention.loader_kwargs))
+    except Exception as exc:  # a shape the config does not give, a name the class lacks: the loader's own words
+        raise UsageError(f"{prefix}: transformers' {convention.loader} cannot read it into {full_cls.__name__} "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]}); pass the checkpoint and the "
+                         "config OUT was converted from") from None
     with torch.no_grad():  # the loaders assign transposed numpy views: strided weights pick other kernels (ConvBERT's
         for param in full.parameters():  # convs differ by 1e-6); the conversion script's saved model was C-ordered
             param.data = param.data.contiguous()
