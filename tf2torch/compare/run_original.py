@@ -6,8 +6,8 @@ of it: the class its conversion script built (the convention's ``loader_class``,
 parameter first set to NaN (a parameter the loader leaves alone shows, unless the class computes it itself:
 the convention's ``computed``), filled by the family's ``load_tf_weights_in_<model>``, and its weights then
 put into OUT's class by key (a bare model drops the prefix, a head class adds it). That model and OUT's,
-loaded by ``from_pretrained(OUT)``, run on the same seeded inputs; every output tensor and hidden state is a
-row, as ``verify REPO OUT`` compares them (``run_hf``).
+loaded by ``from_pretrained(OUT)`` with OUT's own config, run on the same seeded inputs; every output tensor
+and hidden state is a row, as ``verify REPO OUT`` compares them (``run_hf``).
 
 Needs transformers 4.x and TensorFlow (the loaders read the checkpoint with ``tf.train.load_variable``).
 """
@@ -58,11 +58,11 @@ def verify_checkpoint(source: Path, out: Path, hf_config: Path, *, inputs: Any, 
     try:
         config = configs.build(transformers, cls, convention, raw, hf_config)  # (caches: not compared, make_rows)
         reference = _reference(transformers, cls, convention, config, prefix)
-        try:
-            converted, info = cls.from_pretrained(out, config=config, output_loading_info=True)
-        except Exception as exc:  # OUT's weights do not fit this config (another size)
-            raise UsageError(f"{out}: {pt_name}.from_pretrained with {hf_config.name} fails ({type(exc).__name__}: "
-                             f"{' '.join(str(exc).split())[:200]}); pass the config OUT was converted with") from None
+        try:  # as a user loads OUT: its own config.json, so a config convert wrote wrong shows too
+            converted, info = cls.from_pretrained(out, output_loading_info=True)
+        except Exception as exc:
+            raise UsageError(f"{out}: {pt_name}.from_pretrained fails ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:200]}); convert again") from None
     finally:
         transformers.logging.set_verbosity(verbosity)
     notes = [f"PyTorch {pt_name}.from_pretrained: {kind.replace('_', ' ')}: {', '.join(map(str, keys))}"
@@ -83,9 +83,10 @@ def verify_checkpoint(source: Path, out: Path, hf_config: Path, *, inputs: Any, 
     described = [{"name": k, "shape": list(v.shape), "tf_shape": list(v.shape), "layout": "transformers",
                   "dtype": str(v.dtype), "origin": "given" if inputs is not None else f"random (seed {seed})"}
                  for k, v in feed.items()]
-    return VerifyResult(source=str(source), out_dir=str(out), source_kind=f"{ORIGINAL}, read by transformers "
-                        f"{transformers.__version__}'s {loader}", mode=mode, atol=atol, rtol=rtol, inputs=described, rows=rows, ok=verdict(rows),
-                        first_diverging=first.name if first else None, notes=notes)
+    kind = f"{ORIGINAL}, read by transformers {transformers.__version__}'s {loader}"
+    return VerifyResult(source=str(source), out_dir=str(out), source_kind=kind, mode=mode, atol=atol, rtol=rtol,
+                        inputs=described, rows=rows, ok=verdict(rows), first_diverging=first.name if first else None,
+                        notes=notes)
 
 
 def _import_transformers() -> ModuleType:
