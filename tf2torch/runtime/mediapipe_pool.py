@@ -49,7 +49,8 @@ class MediaPipeMaxPoolArgmax(nn.Module):
         # The kernel keeps the first value '>' a running max that starts at float's lowest: a NaN never
         # wins, and cells outside the input (its window is clamped to the input) neither: both -inf here.
         x = torch.where(torch.isnan(x), float("-inf"), x)
-        x = F.pad(x, (left, right, top, bottom), value=float("-inf"))
+        if top or bottom or left or right:
+            x = F.pad(x, (left, right, top, bottom), value=float("-inf"))
         values, flat = F.max_pool2d(x, (kh, kw), (sh, sw), return_indices=True)  # ties: the first, as the kernel
         # torch's index is y * width + x in the padded plane; the kernel's is the window's own dy * kw + dx
         padded_w = x.shape[-1]
