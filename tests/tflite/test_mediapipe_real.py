@@ -7,11 +7,10 @@ outputs. Operators are stored in execution order, so running the cut model with 
 known so far gives the next custom operator's inputs exactly; TF computes its outputs, and so on; a last
 run gives the model's output.
 
-Nothing is downloaded at test time and MediaPipe's models are not committed (hair segmentation is 780 KB):
-set ``TF2TORCH_MEDIAPIPE_MODELS`` to a folder holding them. They are in google/mediapipe's history,
-removed in commit 4dc4b19dd: ``git show 4dc4b19dd^:mediapipe/models/hair_segmentation.tflite`` (three
-MaxPoolingWithArgmax2D, three MaxUnpooling2D, five Convolution2DTransposeBias; input 512x512x4, here
-uniform in [-1, 1]).
+Nothing is downloaded at test time: MediaPipe's hair segmentation model (780 KB, Apache-2.0) is committed in
+``fixtures/tflite_real/`` (PROVENANCE.md: from google/mediapipe's history, removed in commit 4dc4b19dd; three
+MaxPoolingWithArgmax2D, three MaxUnpooling2D, five Convolution2DTransposeBias; input 512x512x4, here uniform
+in [-1, 1]). ``TF2TORCH_MEDIAPIPE_MODELS`` points the test at another folder of MediaPipe models.
 
 (MediaPipe's selfie segmentation models, one Convolution2DTransposeBias after float16 weights, are not
 listed: they amplify rounding so much that the float64 drift is no control there — LiteRT's own builtin
@@ -35,7 +34,7 @@ from tests.tflite.test_custom_pool import _pool, _unpool
 from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
 
 pytestmark = pytest.mark.tf
-FOLDER = os.environ.get("TF2TORCH_MEDIAPIPE_MODELS", "")
+FOLDER = os.environ.get("TF2TORCH_MEDIAPIPE_MODELS") or str(Path(__file__).resolve().parents[2] / "fixtures" / "tflite_real")
 
 
 def _custom(tf, name: str, options: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -110,13 +109,11 @@ def _input_shape(path: Path) -> tuple[int, ...]:
     return tuple(int(d) for d in sub.tensors[sub.inputs[0]].shape)
 
 
-@pytest.mark.skipif(not FOLDER, reason="TF2TORCH_MEDIAPIPE_MODELS=<folder with MediaPipe's .tflite files> runs it")
 @pytest.mark.parametrize("name", ["hair_segmentation"])
 def test_mediapipe_model(name):
     tf = require_tf()
     path = Path(FOLDER) / f"{name}.tflite"
-    if not path.is_file():
-        pytest.skip(f"{path} is not there")
+    assert path.is_file(), f"{path}: the committed fixture is missing"
     model, result = convert_in_memory(path)
     assert result.report.counts()["unexpected"] == 0 and result.report.counts()["missing"] == 0
     x = np.random.default_rng(0).uniform(-1, 1, _input_shape(path)).astype(np.float32)
