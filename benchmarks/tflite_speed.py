@@ -102,16 +102,19 @@ def start_workers(name: str, routes: dict[str, str], work: Path) -> tuple[dict, 
             continue
         argv = [sys.executable, str(HERE / "tflite_routes.py"), route, routes[route], str(work / f"{name}.x.npy"),
                 str(work / f"{name}.{route}.npy")]
-        procs[route] = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, env=env)
+        # stderr to a file: a pipe nobody reads would stall a chatty worker once its buffer fills
+        with open(work / f"{name}.{route}.log", "w") as log:
+            procs[route] = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                            text=True, env=env)
+        procs[route].log = Path(log.name)
     ready = {}
     for route, proc in procs.items():
         if proc.stdout.readline().strip() == "ready":
             ready[route], result[route] = proc, {}
         else:  # e.g. an ONNX op onnx2torch has no converter for, a batch the file cannot take
             proc.stdin.close()
-            result[route] = {"status": f"fails: {_last(proc.stderr.read())}"}
             proc.wait()
+            result[route] = {"status": f"fails: {_last((work / f'{name}.{route}.log').read_text())}"}
     truth = work / f"{name}.{TRUTH}.npy"
     for route in ready:
         if truth.is_file():
@@ -126,7 +129,10 @@ def time_rounds(workers: dict, result: dict, rounds: int) -> None:
     def forward(route: str, batch: int) -> float:
         workers[route].stdin.write(f"b{batch}\n")
         workers[route].stdin.flush()
-        return float(workers[route].stdout.readline())
+        line = workers[route].stdout.readline()
+        if not line:  # the worker died mid-run: stop loudly rather than publish a table without it
+            raise SystemExit(f"{route} stopped during the timed rounds: {_last(workers[route].log.read_text())}")
+        return float(line)
 
     for batch in (1, 8):
         times: dict[str, list[float]] = {r: [] for r in workers}
