@@ -176,7 +176,8 @@ def render(speed: dict, convert: dict) -> str:
              "|---|---|---|---|---|---|---|"]
     for name, routes in speed.items():
         peer = routes.get(PEER, {})
-        for route, r in routes.items():
+        for route in (r for r in ROUTES if r in routes):
+            r = routes[route]
             if "status" in r:
                 lines.append(f"| {name} | {route} | {r['status']} | | | | |")
                 continue
