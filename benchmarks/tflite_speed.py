@@ -159,6 +159,8 @@ def conversion(files: dict[str, Path], work: Path, rounds: int) -> dict:
     for name, path in files.items():
         out, copy = work / f"{name}.convert", work / f"{name}.copy"
         steps += [Step(f"{name}:convert", [*tf2torch_command(), "convert", str(path), "-o", str(out), "-q"], [out]),
+                  # the same up to writing: reading, lowering, code generation (what is fixed, not per byte)
+                  Step(f"{name}:dry-run", [*tf2torch_command(), "convert", str(path), "--dry-run", "-q"]),
                   Step(f"{name}:cat", ["sh", "-c", f'cat "{path}" > /dev/null']),
                   Step(f"{name}:cp+sync", ["sh", "-c", f'cp "{path}" "{copy}" && sync "{copy}"'], [copy])]
     run_rounds(steps, rounds)
@@ -166,13 +168,15 @@ def conversion(files: dict[str, Path], work: Path, rounds: int) -> dict:
     for step in steps:
         name, kind = step.name.split(":")
         table.setdefault(name, {"bytes": files[name].stat().st_size})[kind] = {
-            "wall_s": step.median("wall_s"), "rss_mb": step.median("rss_mb"),
+            "wall_s": step.median("wall_s"), "rss_mb": step.median("rss_mb"), "cpu_s": step.median("cpu_s"),
             "wall_range_s": [min(r["wall_s"] for r in step.runs), max(r["wall_s"] for r in step.runs)]}
     return table
 
 
 def render(speed: dict, convert: dict) -> str:
-    lines = [f"| model | route | b1 ms | b8 ms | b1 / {PEER} | b8 / {PEER} | max rel err vs builtin kernels |",
+    # medians, with the fastest round beside them: on a loaded machine a long forward is preempted more
+    # often than a short one, so the minimum is the least disturbed figure of each route
+    lines = [f"| model | route | b1 ms (min) | b8 ms (min) | b1 / {PEER} | b8 / {PEER} | max rel err vs builtin kernels |",
              "|---|---|---|---|---|---|---|"]
     for name, routes in speed.items():
         peer = routes.get(PEER, {})
@@ -183,13 +187,15 @@ def render(speed: dict, convert: dict) -> str:
                 continue
             ratio = [f"{r[f'b{b}_ms'] / peer[f'b{b}_ms']:.2f}" if f"b{b}_ms" in peer else "—" for b in (1, 8)]
             err = f"{r['rel_err_vs_builtin']:.1e}" if "rel_err_vs_builtin" in r else "—"
-            lines.append(f"| {name} | {route} | {r['b1_ms']:.1f} | {r['b8_ms']:.1f} | {ratio[0]} | {ratio[1]} | {err} |")
+            ms = [f"{r[f'b{b}_ms']:.1f} ({r[f'b{b}_ms_range'][0]:.1f})" for b in (1, 8)]
+            lines.append(f"| {name} | {route} | {ms[0]} | {ms[1]} | {ratio[0]} | {ratio[1]} | {err} |")
     if convert:
-        lines += ["", "| model | .tflite MB | convert s | cat s | cp + sync s | convert / cp + sync | convert peak RSS MB |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += ["", "| model | .tflite MB | convert s (CPU s) | --dry-run s (CPU s) | cat s | cp + sync s | "
+                  "convert / cp + sync | convert peak RSS MB |", "|---|---|---|---|---|---|---|---|"]
         for name, c in convert.items():
-            wall = {k: c[k]["wall_s"] for k in ("convert", "cat", "cp+sync")}
-            lines.append(f"| {name} | {c['bytes'] / 1e6:.1f} | {wall['convert']:.2f} | {wall['cat']:.3f} | "
+            wall = {k: c[k]["wall_s"] for k in ("convert", "dry-run", "cat", "cp+sync")}
+            lines.append(f"| {name} | {c['bytes'] / 1e6:.1f} | {wall['convert']:.2f} ({c['convert']['cpu_s']:.2f}) | "
+                         f"{wall['dry-run']:.2f} ({c['dry-run']['cpu_s']:.2f}) | {wall['cat']:.3f} | "
                          f"{wall['cp+sync']:.3f} | {wall['convert'] / wall['cp+sync']:.1f} | {c['convert']['rss_mb']:.0f} |")
     return "\n".join(lines)
 
