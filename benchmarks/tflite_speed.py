@@ -2,6 +2,9 @@
 
     python benchmarks/tflite_speed.py [--models MobileNetV2,ResNet50] [--rounds 15] [--convert-rounds 5]
 
+``--rounds 3`` runs end to end in under 5 minutes here once the .tflite files are cached
+(TF's converter adds ~30 s per model the first time).
+
 MobileNetV2, EfficientNetB0 and ResNet50 (keras.applications, random seeded weights with the BatchNorm
 statistics randomised, 128 px, logits) are made float32 ``.tflite`` files by TF's own converter, cached
 in ``~/.cache/tf2torch-bench/tflite/``. Each file goes through every route that installs here, each
@@ -10,7 +13,8 @@ thread: tf2torch's ``model.py`` (readable, and ``load_model(inference=True)``; e
 ``tf.lite.Interpreter`` with its default delegate (XNNPACK) and with the builtin kernels alone
 (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``); the same two from the ``ai-edge-litert`` package; tflite2onnx
 then onnx2torch. After one untimed forward each, the routes take turns, in a new shuffled order every
-round, one forward at a time; the table shows medians and ratios to TF's interpreter with XNNPACK. The
+round, one forward at a time; the table shows medians (with the fastest round) and
+ratios of medians to TF's interpreter with XNNPACK. The
 error column is each route's batch-8 output against the builtin kernels' (max |a - b| / max |b|), the
 yardstick of tf2torch's tests (XNNPACK rounds differently). A route that cannot be installed or fails
 on a model is a row saying so. Then each file's ``tf2torch convert`` against reading it (``cat``) and
@@ -204,7 +208,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--rounds", type=int, default=15, help="timed forwards per route and batch")
-    parser.add_argument("--convert-rounds", type=int, default=5, help="timed conversions per model (0: none)")
+    parser.add_argument("--convert-rounds", type=int, help="timed conversions per model (0: none; default: --rounds, "
+                        "at most 5)")
     parser.add_argument("--out", type=Path, default=HERE / "tflite_speed.json")
     parser.add_argument("--make-tflite", metavar="MODEL", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -214,6 +219,8 @@ def main() -> None:
         print(make_tflite(args.make_tflite, MODELS[args.make_tflite]))
         return
     names = args.models.split(",")
+    if args.convert_rounds is None:
+        args.convert_rounds = min(args.rounds, 5)
     results = {"machine": machine(), "versions": {p: version(p) for p in (
         "tensorflow", "ai-edge-litert", "tflite2onnx", "onnx2torch", "onnx", "torchvision")},
         "rounds": args.rounds, "convert_rounds": args.convert_rounds, "load_average": {"start": os.getloadavg()},
