@@ -13,10 +13,9 @@ thread: tf2torch's ``model.py`` (readable, and ``load_model(inference=True)``; e
 ``tf.lite.Interpreter`` with its default delegate (XNNPACK) and with the builtin kernels alone
 (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``); the same two from the ``ai-edge-litert`` package; tflite2onnx
 then onnx2torch. After one untimed forward each, the routes take turns, in a new shuffled order every
-round, one forward at a time; the table shows medians (with the fastest round) and
-ratios of medians to TF's interpreter with XNNPACK. The
-error column is each route's batch-8 output against the builtin kernels' (max |a - b| / max |b|), the
-yardstick of tf2torch's tests (XNNPACK rounds differently). A route that cannot be installed or fails
+round, one forward at a time; the table shows medians (with the fastest round) and ratios of medians
+to TF's interpreter with XNNPACK. The error column is each route's batch-8 output against the builtin
+kernels' (max |a - b| / max |b|), the yardstick of tf2torch's tests (XNNPACK rounds differently). A route that cannot be installed or fails
 on a model is a row saying so. Then each file's ``tf2torch convert`` against reading it (``cat``) and
 copying it durably (``cp`` + ``sync``), as ``run.py`` times steps. Writes ``tflite_speed.json``.
 Needs onnx2torch's torchvision: run it in the bench venv (``make bench-models``).
