@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 BATCHES = (1, 8)
-# route name -> (kind, the interpreter's kernels); the LiteRT routes differ only in package and resolver
+# route name -> (package, kernels): the LiteRT routes differ only in the package and the op resolver
 LITERT = {"litert-xnnpack": ("tf", "default"), "litert-builtin": ("tf", "builtin"),
           "ai-edge-litert-xnnpack": ("ai_edge_litert", "default"), "ai-edge-litert-builtin": ("ai_edge_litert", "builtin")}
 
@@ -72,6 +72,7 @@ def _torch_model(route: str, where: str) -> tuple[Callable, bool]:
 
     graph = onnx.load(where)
     dims = [d.dim_value for d in graph.graph.input[0].type.tensor_type.shape.dim]
+    # tflite2onnx keeps TFLite's NHWC interface (transposes inside); permute only if a file declares (N, 3, H, W)
     return convert(graph).eval(), dims[1] == 3 and dims[3] != 3
 
 
