@@ -65,18 +65,21 @@ bench: $(STAMP) bench-models
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/hf_bench.py
 
-# Converted-model speed against tf2onnx -> onnx2torch, Keras 3 on torch and torchvision. onnx2torch needs torchvision, and
-# PyPI's torchvision does not import beside the CPU torch 2.13.0 wheel; torch 2.14.1 + torchvision 0.29.1
-# do (on disk here), so the peers and tf2torch's models all run in a venv of their own.
+# Converted-model speed against tf2onnx -> onnx2torch, Keras 3 on torch and torchvision (model_speed.py), and of converted
+# .tflite models against LiteRT's interpreter (TF's and ai-edge-litert's) and tflite2onnx -> onnx2torch (tflite_speed.py).
+# onnx2torch needs torchvision, and PyPI's torchvision does not import beside the CPU torch 2.13.0 wheel; torch 2.14.1 +
+# torchvision 0.29.1 do (on disk here), so the peers and tf2torch's models all run in a venv of their own.
 BENCH_VENV ?= .venv-bench
-$(BENCH_VENV)/.installed: pyproject.toml
+$(BENCH_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip -q --disable-pip-version-check install "torch==2.14.1" "torchvision==0.29.1"
-	$(BENCH_VENV)/bin/python -m pip -q --disable-pip-version-check install -e '.[tf]' "tf2onnx==1.17.0" "onnx2torch==1.5.15" onnx
+	$(BENCH_VENV)/bin/python -m pip -q --disable-pip-version-check install -e '.[tf]' "tf2onnx==1.17.0" "onnx2torch==1.5.15" onnx \
+		"tflite2onnx==0.4.1" "ai-edge-litert==2.3.0"
 	touch $@
 
 bench-models: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python benchmarks/model_speed.py
+	$(BENCH_VENV)/bin/python benchmarks/tflite_speed.py
 
 fuzz: $(STAMP)
 	$(PY) -m tests.fuzz --cases 50000
