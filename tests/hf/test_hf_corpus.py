@@ -18,6 +18,7 @@ import time
 from importlib.util import find_spec
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.hf.conftest import run_cli
@@ -182,3 +183,32 @@ def test_the_docs_support_matrix_is_the_table():
     """docs/hugging-face.md's matrix is generated from the table: ``PYTHONPATH=. python -m tests.hf.families``."""
     docs = (Path(__file__).resolve().parents[2] / "docs" / "hugging-face.md").read_text()
     assert support_matrix() in docs, "docs/hugging-face.md's support matrix is stale: python -m tests.hf.families"
+
+
+@pytest.mark.tf
+def test_tapas_cell_selection_weights_are_tfs_bit_for_bit(tmp_path):
+    """TAPAS QA's logits are -10000 outside the table (and the column logits pass through an argmax), so the
+    corpus's output check is dominated by that constant: the four weights TF keeps in its cell-selection layers
+    are checked here one by one, bit for bit against TF's saved values, under the PyTorch keys they pair with."""
+    import h5py
+    from safetensors.numpy import load_file
+
+    from tests.corpus.conftest import require_transformers
+    from tests.hf.corpus import build_case
+
+    build_case(require_transformers(), "TFTapasForQuestionAnswering", tmp_path)
+    result = run_cli("convert", tmp_path / "repo", "-o", tmp_path / "pt", "-q")
+    assert result.exit_code == 0, result.output
+    got = load_file(tmp_path / "pt" / "model.safetensors")
+    with h5py.File(tmp_path / "repo" / "tf_model.h5", "r") as f:
+        saved = {}
+        f.visititems(lambda name, obj: saved.update({name: obj[()]}) if isinstance(obj, h5py.Dataset) else None)
+    pairs = {"output_weights": "compute_token_logits/output/output_weights:0",
+             "output_bias": "compute_token_logits/output/output_bias:0",
+             "column_output_weights": "compute_column_logits/column_output/column_output_weights:0",
+             "column_output_bias": "compute_column_logits/column_output/column_output_bias:0"}
+    for key, tf_name in pairs.items():
+        (path,) = [p for p in saved if p.endswith(tf_name)]
+        print(f"{key} <- {path}: {np.asarray(saved[path]).ravel()[:3]}")
+        assert np.all(saved[path] != 0), key  # randomised (corpus.randomise_tf): a swap or a zero fill would show
+        assert got[key].dtype == saved[path].dtype and np.array_equal(got[key], saved[path]), key

@@ -296,3 +296,26 @@ def test_imagegpt_with_a_part_missing_is_refused_by_name(original, tmp_path):
     result = run_cli("convert", tmp_path / "model.ckpt", "--hf-config", built.config_file, "-o", tmp_path / "out")
     refused(result, "'model/h1/attn/q_proj'", "into 'model/h1/attn/c_attn'", "lacks model/h1/attn/v_proj", "pass the whole checkpoint", code=None)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name", ["imagegpt-lm", "roformer-mlm"])
+def test_model_file_with_dtype_writes_computed_keys_in_that_dtype(name, original, tmp_path):
+    """``--model`` with ``--dtype float16``: the keys the convention computes (ImageGPT's zero biases, RoFormer's
+    sinusoid) are written in float16 like every copied weight, and equal the 4.57 loader's values cast."""
+    from safetensors.torch import load_file
+
+    built, case = original(name), CASES[name]
+    kwargs = case.config_kwargs or {k: v for k, v in case.config.items() if k != "model_type"}
+    (tmp_path / "user.py").write_text(USER_FILE.format(cls=case.expected_class, config=case.config_class,
+                                                       kwargs=kwargs))
+    result = run_cli("convert", built.prefix, "--model", f"{tmp_path / 'user.py'}:build", "--dtype", "float16",
+                     "-o", tmp_path / "out", "-q")
+    assert result.exit_code == 0, result.output
+    got = load_file(tmp_path / "out" / "model.safetensors")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    computed = [e["key"] for e in report["entries"] if e["status"] == "filled"]
+    print(f"{name}: {len(computed)} computed key(s), dtypes {sorted({str(t.dtype) for t in got.values()})}")
+    assert computed and {str(t.dtype) for t in got.values()} == {"torch.float16"}
+    differ = [k for k in got if not torch.equal(got[k], built.truth[k].to(torch.float16))]
+    assert not differ, differ[:5]

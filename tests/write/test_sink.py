@@ -47,6 +47,8 @@ def test_direct_sink_writes_the_bytes_safetensors_writes(tmp_path: Path, monkeyp
     arrays = odd_sized(np.random.default_rng(chunk))
     kind = sink_kind(tmp_path / "probe")
     print(f"{tmp_path}: {kind}")
+    if kind != "DirectSink":
+        pytest.skip(f"{tmp_path} has no direct I/O (the buffered sink is tested below)")
     write_safetensors(tmp_path / "m.safetensors", transposed_plans(arrays), metadata={"format": "pt"})
     got = (tmp_path / "m.safetensors").read_bytes()
     want = reference_bytes(arrays, {"format": "pt"}, tmp_path)

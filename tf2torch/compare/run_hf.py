@@ -105,7 +105,7 @@ def verify_repo(source: Path, out: Path, *, inputs: Any, atol: float, rtol: floa
     # TF's "unexpected" are h5 layers its model has no place for (weightless ones too: a Dropout's name); they
     # do not change what it computes. What either side left at its initial values does.
     tf_info = {k: v for k, v in tf_info.items() if k != "unexpected_keys"}
-    notes = _loading_notes(tf_info, "TensorFlow", tf_cls.__name__) + _loading_notes(pt_info, "PyTorch", pt_name)
+    notes = loading_notes(tf_info, "TensorFlow", tf_cls.__name__) + loading_notes(pt_info, "PyTorch", pt_name)
     feed = _inputs(tf_model, inputs, seed)
     with full_float32(tf):
         tf_out = _call(lambda **kw: tf_model(**{k: tf.constant(v) for k, v in feed.items()}, training=False, **kw))
@@ -131,7 +131,16 @@ def _config(transformers: ModuleType, where: Path) -> Any:
     return config
 
 
-def _loading_notes(info: dict[str, Any], side: str, name: str) -> list[str]:
+def given_inputs(given: Any) -> dict[str, np.ndarray]:
+    """``--inputs``: an .npz path or a name -> array mapping (a transformers model takes its inputs by name)."""
+    data = np.load(given) if isinstance(given, (str, Path)) else given
+    if not hasattr(data, "keys"):
+        raise UsageError(f"--inputs {given}: a transformers model takes named inputs; pass an .npz "
+                         "(np.savez(path, input_ids=...))")
+    return {str(k): np.asarray(data[k]) for k in data.keys()}
+
+
+def loading_notes(info: dict[str, Any], side: str, name: str) -> list[str]:
     """What from_pretrained left at its initial values or did not use: the comparison is then of random
     weights there (the TF side: --hf-class named another head than the repository's)."""
     return [f"{side} {name}.from_pretrained: {kind.replace('_', ' ')}: {', '.join(map(str, keys))}"
@@ -141,11 +150,7 @@ def _loading_notes(info: dict[str, Any], side: str, name: str) -> list[str]:
 def _inputs(tf_model: Any, given: Any, seed: int) -> dict[str, np.ndarray]:
     """The named inputs: ``given`` (an .npz path or name -> array mapping), else seeded from the signature."""
     if given is not None:
-        data = np.load(given) if isinstance(given, (str, Path)) else given
-        if not hasattr(data, "keys"):
-            raise UsageError(f"--inputs {given}: a transformers model takes named inputs; pass an .npz "
-                             "(np.savez(path, input_ids=...))")
-        return {str(k): np.asarray(data[k]) for k in data.keys()}
+        return given_inputs(given)
     signature = tf_model.input_signature
     names = [n for n in FEED if n in signature]
     if not names:

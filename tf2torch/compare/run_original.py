@@ -32,7 +32,7 @@ from ..readers.checkpoint import read_checkpoint
 from .compare import first_diverging, verdict
 from .reference import import_tf
 from .result import ORIGINAL, VerifyResult
-from .run_hf import BATCH, LENGTH, make_rows, out_class
+from .run_hf import BATCH, LENGTH, given_inputs, loading_notes, make_rows, out_class
 
 FEED = ("input_ids", "pixel_values", "decoder_input_ids")  # what the original families' classes take
 NEEDS = "transformers 4.x with TensorFlow (pip install 'tf2torch[tf]' 'transformers<5')"
@@ -65,8 +65,7 @@ def verify_checkpoint(source: Path, out: Path, hf_config: Path, *, inputs: Any, 
                              f"{' '.join(str(exc).split())[:200]}); convert again") from None
     finally:
         transformers.logging.set_verbosity(verbosity)
-    notes = [f"PyTorch {pt_name}.from_pretrained: {kind.replace('_', ' ')}: {', '.join(map(str, keys))}"
-             for kind, keys in info.items() if keys and kind != "error_msgs"]
+    notes = loading_notes(info, "PyTorch", pt_name)
     feed = _inputs(cls, config, inputs, seed)
     import torch
 
@@ -158,11 +157,7 @@ def _reference(transformers: ModuleType, cls: type, convention: Convention, conf
 def _inputs(cls: type, config: Any, given: Any, seed: int) -> dict[str, np.ndarray]:
     """The named inputs: ``given`` (an .npz path or mapping), else seeded ones the class's forward takes."""
     if given is not None:
-        data = np.load(given) if isinstance(given, (str, Path)) else given
-        if not hasattr(data, "keys"):
-            raise UsageError(f"--inputs {given}: a transformers model takes named inputs; pass an .npz "
-                             "(np.savez(path, input_ids=...))")
-        return {str(k): np.asarray(data[k]) for k in data.keys()}
+        return given_inputs(given)
     takes = inspect.signature(cls.forward).parameters
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}

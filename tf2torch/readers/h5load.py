@@ -83,12 +83,15 @@ def map_contiguous(ds: h5py.Dataset, dtype: DType, shape: tuple[int, ...], path:
             return None  # chunked or filtered: only libhdf5 can assemble it
         offset = ds.id.get_offset()  # None while no storage is allocated (a never-written dataset: fill values)
         stored = ds.id.get_storage_size()
+        # h5py names a type by its size alone (12 bits at bit 2 of a 16-bit word reads as "int16"): only a type
+        # equal to numpy's own is stored as numpy's bytes; libhdf5 masks and sign-extends the others
+        standard = ds.dtype.kind == "V" or ds.id.get_type().equal(h5py.h5t.py_create(ds.dtype))
     except H5_ERRORS:
         return None  # libhdf5's own read reports what is wrong, in one line
     # A raw 2-byte opaque type is bfloat16's bits (h5safe.dataset_dtype); numbers must be little-endian as
     # stored, since the mapping is the file's bytes. HDF5 addresses count from the superblock, which open_h5
     # requires at byte 0, so they are file offsets.
-    if (offset is None or stored != nbytes or nbytes < MAP_MIN or ds.dtype.itemsize != storage.itemsize
+    if (not standard or offset is None or stored != nbytes or nbytes < MAP_MIN or ds.dtype.itemsize != storage.itemsize
             or (ds.dtype.kind != "V" and ds.dtype.newbyteorder("<") != ds.dtype)):
         return None
     try:

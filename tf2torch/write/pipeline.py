@@ -67,8 +67,10 @@ def stream(placed: Sequence[tuple[TensorPlan, int]], write_at: WriteAt,
         writer.finish()
         _report(writer.take_written(), on_tensor)
     finally:
-        copiers.shutdown(wait=True, cancel_futures=True)  # no band copy outlives the stream (it may be failing)
-        writer.stop()
+        try:
+            copiers.shutdown(wait=True, cancel_futures=True)  # no band copy outlives the stream (it may be failing)
+        finally:
+            writer.stop()  # even when a second Ctrl-C interrupts the wait above
 
 
 def _hand_over(array: np.ndarray, offset: int, writer: _Writer, copiers: ThreadPoolExecutor) -> None:

@@ -4,12 +4,12 @@ Two kinds, chosen when the file is opened:
 
 * **direct** (Linux, a filesystem with ``O_DIRECT``): the bytes arrive in file order (the safetensors
   header, then every tensor back to back), so they are gathered into page-aligned chunks of CHUNK bytes
-  and each full chunk is written straight from that buffer to the disk by an I/O thread, bypassing the
-  page cache. The
+  and each full chunk is written straight from that buffer to the disk by an I/O thread while the next
+  one fills (double-buffering), bypassing the page cache. The
   kernel neither copies the data into the cache (a ``write`` costs about as much CPU as producing the
   bytes) nor writes it back later: what is left for the final ``fsync`` is the metadata. On two cores this
   leaves the CPU to the transposes. The last chunk is padded to ALIGN and the file truncated to its size.
-* **buffered** (everything else: tmpfs and other filesystems that refuse ``O_DIRECT``, macOS, Windows):
+* **buffered** (everything else: filesystems that refuse ``O_DIRECT``, such as tmpfs before Linux 6.6, macOS, Windows):
   ``pwrite`` in WRITE_BYTES calls, each written range handed to writeback at once.
 
 Both turn an OS error into one line naming the file (disk full: free space or write elsewhere).
@@ -29,7 +29,7 @@ from ..errors import OutputError
 
 ALIGN = 4096  # O_DIRECT wants offsets, lengths and addresses aligned to the logical block size (512 or 4096)
 CHUNK = 8 << 20  # bytes gathered before one direct write: large enough to keep the disk streaming
-IN_FLIGHT = 2  # chunks handed to the I/O thread and not yet written
+IN_FLIGHT = 2  # chunks handed to the I/O thread and not yet written (it writes one at a time)
 # Buffered writers copy at most this much into the page cache per write() call. Measured on Linux 6.18/ext4
 # (2 vCPUs): 1 GB written in 16 MB calls costs 2-4 s of kernel time, in 64-256 KB calls 0.4-1 s (the page cache
 # allocates folios as large as each write, and large ones are costly to find). benchmarks/write_size_bench.py.
@@ -80,8 +80,7 @@ class BufferedSink(Sink):
 
 class DirectSink(Sink):
     """Gathers bytes written in file order into aligned chunks; an I/O thread writes whole chunks with O_DIRECT
-    while the next one fills (IN_FLIGHT of them at a time: the disk never waits for a copy, and a busy one
-    has a second request queued)."""
+    while the next ones fill (up to IN_FLIGHT handed over), so the disk does not wait for the copies."""
 
     def __init__(self, path: Path, fd: int) -> None:
         super().__init__(path, fd)
@@ -171,7 +170,7 @@ def open_sink(path: Path) -> Sink:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | direct, 0o666)
         except OSError as exc:
-            if exc.errno != errno.EINVAL:  # EINVAL: no direct I/O here (tmpfs); anything else is the path's fault
+            if exc.errno != errno.EINVAL:  # EINVAL: no direct I/O here (older tmpfs); anything else: the path's fault
                 raise _cannot_create(path, exc) from exc
         else:
             if _direct_works(fd):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...dtypes import DType
 from ...map.account import Report
 from ...options import ConvertOptions
 from ...pipelines import Outcome
@@ -25,10 +26,11 @@ from .apply import apply
 
 def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     """The ``onto_model`` mode, with the checkpoint's original convention naming its weights."""
-    return pipeline.run(spec, options, naming=lambda model: naming(spec, model))
+    return pipeline.run(spec, options, naming=lambda model: naming(spec, model, options.out_dtype))
 
 
-def naming(spec: ModelSpec, model: Any) -> pipeline.Naming | None:
+def naming(spec: ModelSpec, model: Any, dtype: DType | None = None) -> pipeline.Naming | None:
+    """The convention's naming of ``spec`` onto ``model``; keys it computes are made in ``dtype`` (``--dtype``)."""
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     found = detect([v.name for v in spec.variables])
     if not isinstance(model_type, str) or not any(model_type in c.model_types for c in found):
@@ -43,7 +45,7 @@ def naming(spec: ModelSpec, model: Any) -> pipeline.Naming | None:
 
     def settle(report: Report) -> list[TensorPlan]:
         combine.account(report, combined)  # each part of a combined tensor by its own name
-        return computed.fill(convention, model, report, None) if convention.computed else []
+        return computed.fill(convention, model, report, dtype) if convention.computed else []
 
     return pipeline.Naming(aliases=applied.aliases, pairs=applied.pairs, layouts=applied.layouts,
                            skipped=applied.skipped, variables=read.variables, settle=settle,
