@@ -127,6 +127,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("--signature", metavar="NAME", help="A SavedModel's signature to convert (default: serving_default).")
 @click.option("--member", metavar="NAME", help="A .task bundle's model to convert into OUT (default: every model, "
               "each into OUT/<name>/; `inspect` lists them).")
+@click.option("--dequantize", is_flag=True, help="A quantized .tflite model: its float form (weights dequantized, "
+              "float compute) instead of the emulation of LiteRT's integer kernels; verify measures the distance.")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
 @click.option("--no-transpose", "transpose", flag_value=False, default=True, help="Bare checkpoints: keep TF layouts.")
 @click.option("--input-shape", callback=_shape,

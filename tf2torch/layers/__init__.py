@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (registration)
     einsum,
     image,
     lite_lstm,
+    lite_quant,
     merge,
     misc,
     norm,

@@ -28,6 +28,6 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     if options.graph_outputs or options.signature is not None:
         raise UsageError(f"{spec.path}: --graph-output / --signature apply to TF graphs; a .tflite model is "
                          "converted whole, its first subgraph")
-    lowered = sized(lambda tf_shape: lower(spec, tf_shape), options)
+    lowered = sized(lambda tf_shape: lower(spec, tf_shape, options.dequantize), options)
     assert lowered is not None  # lower() always returns a model or raises
     return keras.generated(lowered, options, input_shape=options.input_shape)

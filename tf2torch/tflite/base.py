@@ -31,8 +31,9 @@ class LiteCtx:
     """One TFLite operator's lowering: its options, its input values, its output tensors' shapes."""
 
     def __init__(self, op: LiteOperator, tensors: Sequence[LiteTensor], inputs: Sequence[Value], builder: Any,
-                 name: str) -> None:
+                 name: str, dequantize: bool = False) -> None:
         self.operator = op
+        self.dequantize = dequantize  # --dequantize: quantized constants arrive as float32, activations are real
         self.tensors = tensors
         self.inputs = tuple(inputs)
         self.name = name  # its first output's readable name: what its layers and TF nodes are called
@@ -73,6 +74,10 @@ class LiteCtx:
         if i >= len(self.operator.inputs) or self.operator.inputs[i] < 0:
             return None
         return self.const(i, "bias")
+
+    def input_tensor(self, i: int) -> LiteTensor:
+        """The TFLite tensor behind input ``i`` (its dtype and quantization)."""
+        return self.tensors[self.operator.inputs[i]]
 
     def out_dims(self, k: int = 0) -> tuple[int | None, ...]:
         """Output ``k``'s shape as TFLite declares it, None where dynamic (a batch of -1)."""
