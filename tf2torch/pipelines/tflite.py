@@ -30,4 +30,7 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
                          "converted whole, its first subgraph")
     lowered = sized(lambda tf_shape: lower(spec, tf_shape, options.dequantize), options)
     assert lowered is not None  # lower() always returns a model or raises
-    return keras.generated(lowered, options, input_shape=options.input_shape)
+    # what the lowering adds to the notes (a quantized model's input / output scales, --dequantize) goes
+    # into model.py's docstring too
+    added = tuple(n for n in lowered.notes if n not in spec.notes)
+    return keras.generated(lowered, options, input_shape=options.input_shape, doc_notes=added)

@@ -54,7 +54,7 @@ def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperato
     if acts:
         ids = {t.index for t in acts}
         kinds = sorted({op.kind for op in operators if any(i in ids for i in op.outputs)})
-        shown = ", ".join(f"{t.name!r} ({t.dtype})" for t in acts[:2]) + (", ..." if len(acts) > 2 else "")
+        shown = ", ".join(f"{t.name.split(';', 1)[0]!r} ({t.dtype})" for t in acts[:2]) + (", ..." if len(acts) > 2 else "")
         raise UnsupportedError(
             f"{model.where}: a full-integer quantized model ({len(acts)} integer activation tensor(s): {shown}; "
             f"operators {', '.join(kinds) or 'none'}): LiteRT's integer kernels are not emulated yet; {HINT}")
