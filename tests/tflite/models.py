@@ -151,6 +151,20 @@ def wide_dense(keras):
     return keras.Model(inp, keras.layers.Dense(64, activation="relu")(inp))
 
 
+def hybrid(keras):
+    """Weights big enough (>= 1024 values) for dynamic-range quantization to make them int8 per channel:
+    CONV_2D (stride-2 SAME on odd sizes, fused RELU), DEPTHWISE_CONV_2D (multiplier 4), a 1x1 CONV_2D,
+    FULLY_CONNECTED after a Flatten (kernel rows reordered for channels-first) and after a MEAN."""
+    L = keras.layers
+    inp = keras.Input((11, 10, 16))
+    x = L.Conv2D(32, 3, strides=2, padding="same", activation="relu")(inp)
+    x = L.DepthwiseConv2D(3, depth_multiplier=4, padding="same")(x)
+    x = L.Conv2D(16, 1)(x)
+    flat = L.Dense(24)(L.Flatten()(x))
+    pooled = L.Dense(80, activation="relu")(L.Dense(96)(L.GlobalAveragePooling2D()(x)))
+    return keras.Model(inp, [flat, pooled])
+
+
 def prelu_pad(keras):
     """PRELU (a PReLU shared over the spatial axes: one slope per channel) and PADV2 (tf.pad with a
     constant value other than 0) between stride-2 SAME convs."""
@@ -191,7 +205,7 @@ def mobilenet_v3_small(keras):
 MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
                                "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes, "blocks": blocks,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
-                               "prelu_pad": prelu_pad, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
+                               "prelu_pad": prelu_pad, "hybrid": hybrid, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
 TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's converter fuses only its LSTM
 
 
@@ -222,15 +236,15 @@ def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quan
     return path
 
 
-def _interpreter(path: Path):
+def _interpreter(path: Path, xnnpack: bool = False):
     tf = require_tf()
     import warnings
 
+    kinds = tf.lite.experimental.OpResolverType
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice (LiteRT moves out of TF)
-        return tf.lite.Interpreter(
-            model_path=str(path),
-            experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        return tf.lite.Interpreter(model_path=str(path), experimental_op_resolver_type=kinds.AUTO if xnnpack
+                                   else kinds.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
 def input_shapes(path: Path) -> list[tuple[int, ...]]:
@@ -239,10 +253,10 @@ def input_shapes(path: Path) -> list[tuple[int, ...]]:
     return [tuple(int(d) for d in details[k]["shape"]) for k in details]
 
 
-def interpret(path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def interpret(path: Path, inputs: list[np.ndarray], xnnpack: bool = False) -> list[np.ndarray]:
     """The LiteRT interpreter's outputs (TF's tf.lite.Interpreter, builtin kernels without the XNNPACK
-    delegate), in signature order."""
-    runner = _interpreter(path).get_signature_runner()
+    delegate; ``xnnpack``: with it, LiteRT's default), in signature order."""
+    runner = _interpreter(path, xnnpack).get_signature_runner()
     details = runner.get_input_details()
     outs = runner(**dict(zip(details, inputs)))
     return [outs[k] for k in sorted(outs)]

@@ -76,13 +76,13 @@ def test_fp16_weights_become_float32(tflite_dir):
             np.testing.assert_array_equal(plan.produce(), halves[mapped[plan.key]].read().astype(np.float32))
 
 
-@pytest.mark.parametrize("mode", ["dynamic_range", "full_integer"])
-def test_quantized_models_refused(tflite_dir, tmp_path, mode):
-    """TF's own int8 models: exit 1, one line naming the quantized tensors, nothing written."""
+def test_full_integer_models_refused(tflite_dir, tmp_path):
+    """TF's own full-integer model (int8 activations): exit 1, one line naming the integer tensors and the
+    --dequantize route, nothing written (tests/tflite/test_quantized.py has the rest)."""
     from tests.test_hostile import refuses_without_output
 
-    path = make_tflite(tflite_dir, "wide_dense", quantize=mode)
-    refuses_without_output(tmp_path, path, "quantized models are not converted yet", "int8")
+    path = make_tflite(tflite_dir, "wide_dense", quantize="full_integer")
+    refuses_without_output(tmp_path, path, "full-integer quantized model", "int8", "--dequantize")
 
 
 def test_buffers_stored_after_the_flatbuffer(tflite_dir, tmp_path):
