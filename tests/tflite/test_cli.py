@@ -140,7 +140,7 @@ def test_quantized_tensors_refused_by_name(tmp_path):
     _put(data, activation, S.TENSOR["type"], "b", 9)  # int8
     path = tmp_path / "int8.tflite"
     path.write_bytes(bytes(data))
-    refuses_without_output(tmp_path, path, "full-integer / dynamic-range quantized models are not converted yet",
+    refuses_without_output(tmp_path, path, "integer activation tensor(s) without quantization parameters",
                            "flatten_1/Shape", "int8")
 
 

@@ -159,3 +159,32 @@ def _rewritten(source: Path, target: Path, edit) -> Path:
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
     target.write_bytes(bytes(builder.Output()))
     return target
+
+
+@pytest.mark.parametrize("kind", ["hybrid", "full_integer"])
+def test_verify(files, tmp_path, kind):
+    """``tf2torch verify`` of a quantized model: a dynamic-range model matches per weighted operator and per
+    output (exit 0); a full-integer model converted with --dequantize is run with its input quantized and
+    its int8 tensors dequantized, and the rows state the float model's distance from integer inference
+    (beyond the default tolerance: exit 3, as any difference of numbers)."""
+    import json
+
+    from tests.test_hostile import run_cli
+    from tf2torch.cli import EXIT_MISMATCH, EXIT_OK
+
+    out, report = tmp_path / "out", tmp_path / "verify.json"
+    args = ("--dequantize",) if kind == "full_integer" else ()
+    assert run_cli("convert", files[kind], "-o", out, *args).exit_code == EXIT_OK
+    result = run_cli("verify", files[kind], out, "--report", report)
+    print(result.output)
+    data = json.loads(report.read_text())
+    layers = [r for r in data["rows"] if r["kind"] == "layer" and r["torch"]]
+    assert {r["name"].split()[0] for r in layers} == {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"}
+    if kind == "hybrid":
+        assert result.exit_code == EXIT_OK, result.output + result.stderr
+        assert all(r["status"] == "ok" for r in layers), layers
+    else:
+        assert result.exit_code == EXIT_MISMATCH, result.output + result.stderr
+        outputs = [r for r in data["rows"] if r["kind"] == "output"]
+        # the same function a few quantization steps away: within half the output's range, not equal
+        assert len(outputs) == 2 and all(0 < r["max_abs"] < 0.5 * r["ref_max"] for r in outputs), outputs

@@ -37,10 +37,9 @@ def is_quantized_constant(model: LiteModel, t: LiteTensor) -> bool:
 
 
 def integer_activations(model: LiteModel, graph: LiteSubgraph) -> list[LiteTensor]:
-    """Integer tensors computed at run time (or fed in) that carry a scale: a full-integer model's."""
+    """8- and 16-bit integer tensors computed at run time (or fed in): a full-integer model's activations."""
     used = {i for op in graph.operators for i in (*op.inputs, *op.outputs) if i >= 0} | set(graph.inputs)
-    return [t for t in graph.tensors if t.index in used and not model.has_data(t)
-            and t.dtype in ACTIVATION_INTS and t.quantization.quantized]
+    return [t for t in graph.tensors if t.index in used and not model.has_data(t) and t.dtype in ACTIVATION_INTS]
 
 
 def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator], dequantize: bool) -> None:
@@ -48,9 +47,14 @@ def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperato
     tensors = graph.tensors
     if any(t.dtype in ("int4", "int2") for t in tensors):
         raise UnsupportedError(f"{model.where}: 4-bit / 2-bit packed tensors are not converted")
+    acts = integer_activations(model, graph)
+    unscaled = [t for t in acts if not t.quantization.quantized]
+    if unscaled:  # no real value to dequantize to, and no integer kernel that tf2torch emulates
+        shown = ", ".join(f"{t.name.split(';', 1)[0]!r} ({t.dtype})" for t in unscaled[:3])
+        raise UnsupportedError(f"{model.where}: {len(unscaled)} integer activation tensor(s) without quantization "
+                               f"parameters ({shown}{', ...' if len(unscaled) > 3 else ''}): not converted")
     if dequantize:
         return
-    acts = integer_activations(model, graph)
     if acts:
         ids = {t.index for t in acts}
         kinds = sorted({op.kind for op in operators if any(i in ids for i in op.outputs)})
