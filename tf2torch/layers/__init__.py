@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (registration)
     dense,
     einsum,
     image,
+    lite_int,
     lite_lstm,
     lite_quant,
     merge,

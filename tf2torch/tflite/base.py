@@ -162,5 +162,29 @@ def lookup_lite(op: str) -> Converter | None:
     return _REGISTRY.get(op)
 
 
+_INT_REGISTRY: dict[str, Converter] = {}
+
+
+def int_op(*ops: str) -> Callable[[Converter], Converter]:
+    """Register the full-integer (int8 activations) converter of TFLite builtin operators."""
+
+    def register(fn: Converter) -> Converter:
+        for op in ops:
+            if op in _INT_REGISTRY:
+                raise RuntimeError(f"two integer converters for TFLite op {op!r}")
+            _INT_REGISTRY[op] = fn
+        return fn
+
+    return register
+
+
+def lookup_int(op: str) -> Converter | None:
+    return _INT_REGISTRY.get(op)
+
+
+def supported_int() -> list[str]:
+    return sorted(_INT_REGISTRY)
+
+
 def supported() -> list[str]:
     return sorted(_REGISTRY)

@@ -21,9 +21,9 @@ from ..spec import GraphNode, ModelSpec, Variable
 from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op converters the operators use)
 from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
-from . import ops_array, ops_custom, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
+from . import ops_array, ops_custom, ops_int, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
 from .atrous import fold_atrous
-from .base import LiteCtx, lookup_lite, supported
+from .base import LiteCtx, lookup_int, lookup_lite, supported
 
 _ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
@@ -54,6 +54,28 @@ def _check_supported(model: LiteModel, graph: LiteSubgraph, operators: Sequence[
                                f"not convert: {shown}; `tf2torch layers --tflite-ops` lists the supported ones")
 
 
+def _check_integer(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> None:
+    """A full-integer model: every operator has an integer converter, or only moves values between
+    tensors of one (scale, zero point); the others are refused, every one at once."""
+    missing: dict[str, list[str]] = {}
+    for op in operators:
+        if lookup_int(op.kind) is not None:
+            continue
+        params = {(t.quantization.scales, t.quantization.zero_points) for i in (*op.inputs, *op.outputs) if i >= 0
+                  for t in (graph.tensors[i],) if t.dtype == "int8" and not model.has_data(t)}
+        if op.kind in ops_int.MOVES and len(params) <= 1 and op.options.get("fused_activation_function",
+                                                                            "NONE") == "NONE":
+            continue
+        why = "" if op.kind in ops_int.MOVES else " (no integer kernel emulated)"
+        name = readable(graph.tensors[op.outputs[0]].name) if op.outputs else f"operator {op.index}"
+        missing.setdefault(op.kind + (why or " (int8 tensors of different scales)"), []).append(name)
+    if missing:
+        shown = "; ".join(f"{kind}: {len(names)} ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
+                          for kind, names in sorted(missing.items())[:8])
+        raise UnsupportedError(f"{model.where}: a full-integer int8 model with {len(missing)} operator kind(s) "
+                               f"whose integer form is not emulated: {shown}; {quant.HINT}")
+
+
 def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, dequantize: bool = False) -> ModelSpec:
     """``spec`` with ``graph`` set to its TFLite model lowered to layers; ``input_shape`` (TF's layout,
     batch first) replaces its one input's shape (a model converted with an open size); ``dequantize``:
@@ -64,7 +86,9 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, de
     graph = model.subgraphs[0]
     operators = fold_atrous(model, graph)  # dilated convs, as TF's converter takes them apart
     _check_supported(model, graph, operators)
-    quant.check(model, graph, operators, dequantize)
+    integer = quant.check(model, graph, operators, dequantize)
+    if integer:
+        _check_integer(model, graph, operators)
     names = weight_names(model, graph)
     stored = {v.name: v for v in spec.variables}
     keys = _signature_keys(model)
@@ -88,7 +112,7 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, de
         ctx = LiteCtx(op, graph.tensors, [values.get(i, Missing(f"tensor {i} is computed by no earlier operator"))
                                           if i >= 0 else Missing("an omitted optional input") for i in op.inputs],
                       builder, _node_name(graph, op, taken, keys[1]), dequantize=dequantize)
-        outs = _run(ctx)
+        outs = _run(ctx, integer)
         for k, i in enumerate(op.outputs):
             if k < len(outs):
                 # (with --input-shape too: the sizes a TFLite input leaves open are None here; the fixed
@@ -162,8 +186,8 @@ def _constant(model: LiteModel, t: LiteTensor) -> Variable:
     return Variable(name=t.name, dtype=BY_NAME[t.dtype], shape=t.shape, nbytes=array.nbytes, loader=lambda: array)
 
 
-def _run(ctx: LiteCtx) -> tuple[Value, ...]:
-    converter = lookup_lite(ctx.operator.kind)
+def _run(ctx: LiteCtx, integer: bool = False) -> tuple[Value, ...]:
+    converter = (integer and lookup_int(ctx.operator.kind)) or lookup_lite(ctx.operator.kind)
     assert converter is not None  # _check_supported ran first
     try:
         return tuple(converter(ctx))

@@ -8,9 +8,9 @@ one scale per tensor or one per slice of ``quantized_dimension``):
   LiteRT computes them (``layers/lite_quant.py``, ``runtime/lite_quant.py``); a DEQUANTIZE of an int8
   constant becomes its float32 values (LiteRT's ``Dequantize`` computes scale * (q - zero_point) in
   float, exactly representable, so the parameter is what LiteRT uses);
-* **integer activations** (full-integer quantization: int8 / uint8 / int16 tensors computed at run time,
-  int32 biases): LiteRT's integer kernels are not emulated yet, so these models are refused unless
-  ``--dequantize`` asks for the float model;
+* **integer activations** (full-integer quantization: int8 tensors computed at run time, int32 biases):
+  LiteRT's integer kernels are emulated operator by operator (``tflite/ops_int.py``); uint8 and int16
+  activations (16x8 quantization) are refused unless ``--dequantize`` asks for the float model;
 * with ``--dequantize`` every quantized constant becomes its dequantized float32 values, QUANTIZE and
   DEQUANTIZE of activations become identities and integer inputs and outputs carry real values: the
   trainable float model, an approximation of the integer one (``tf2torch verify`` measures how far).
@@ -42,8 +42,9 @@ def integer_activations(model: LiteModel, graph: LiteSubgraph) -> list[LiteTenso
     return [t for t in graph.tensors if t.index in used and not model.has_data(t) and t.dtype in ACTIVATION_INTS]
 
 
-def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator], dequantize: bool) -> None:
-    """Refuse, in one line naming every cause, a quantized model the chosen route does not compute."""
+def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator], dequantize: bool) -> bool:
+    """Refuse, in one line naming every cause, a quantized model the chosen route does not compute; True
+    for a full-integer int8 model (its operators then take their integer converters)."""
     tensors = graph.tensors
     if any(t.dtype in ("int4", "int2") for t in tensors):
         raise UnsupportedError(f"{model.where}: 4-bit / 2-bit packed tensors are not converted")
@@ -54,14 +55,14 @@ def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperato
         raise UnsupportedError(f"{model.where}: {len(unscaled)} integer activation tensor(s) without quantization "
                                f"parameters ({shown}{', ...' if len(unscaled) > 3 else ''}): not converted")
     if dequantize:
-        return
+        return False
     if acts:
-        ids = {t.index for t in acts}
-        kinds = sorted({op.kind for op in operators if any(i in ids for i in op.outputs)})
-        shown = ", ".join(f"{t.name.split(';', 1)[0]!r} ({t.dtype})" for t in acts[:2]) + (", ..." if len(acts) > 2 else "")
-        raise UnsupportedError(
-            f"{model.where}: a full-integer quantized model ({len(acts)} integer activation tensor(s): {shown}; "
-            f"operators {', '.join(kinds) or 'none'}): LiteRT's integer kernels are not emulated yet; {HINT}")
+        others = sorted({t.dtype for t in acts} - {"int8"})
+        if others:  # 16x8 quantization (int16 activations), uint8 models: not emulated
+            shown = ", ".join(f"{t.name.split(';', 1)[0]!r} ({t.dtype})" for t in acts if t.dtype != "int8")
+            raise UnsupportedError(f"{model.where}: {'/'.join(others)} activations ({shown[:200]}): LiteRT's "
+                                   f"{'/'.join(others)} integer kernels are not emulated (int8 is); {HINT}")
+        return True  # a full-integer int8 model: LiteRT's integer kernels, emulated (tflite/ops_int.py)
     refused: dict[str, list[str]] = {}
     for op in operators:
         for k, i in enumerate(op.inputs):
@@ -75,6 +76,7 @@ def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperato
                           f"{', ...' if len(names) > 2 else ''})" for kind, names in sorted(refused.items()))
         raise UnsupportedError(f"{model.where}: int8 weights on operators whose dynamic-range (hybrid) kernels "
                                f"are not emulated: {shown}; {HINT}")
+    return False
 
 
 def _hybrid_problem(op: LiteOperator, k: int, t: LiteTensor) -> str:

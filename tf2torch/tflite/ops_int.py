@@ -1,0 +1,217 @@
+"""Full-integer int8 operators: each becomes a ``tf2torch>LiteInt*`` layer (``layers/lite_int.py``) that
+runs LiteRT's integer kernel (``runtime/lite_int.py``), with the fixed-point parameters LiteRT's
+``Prepare`` computes, computed here the same way (``tflite/quant_math.py``).
+
+Operators that only move values (RESHAPE, CONCATENATION, SHAPE arithmetic...) keep their float
+converters when every integer tensor they touch has one scale and zero point (``MOVES``): an int8 tensor
+is then moved, not changed. Anything else is refused by name, all at once (``tflite/lower.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..map import layouts
+from ..tfgraph.base import Const, Tensor, Value
+from ..tfgraph.ops_nn import out_size
+from .base import LiteCtx, int_op
+from .ops_math import _same_rank
+from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier
+
+INT = "tf2torch>LiteInt"
+# Value-moving operators converted by their float converters when their integer tensors share one
+# (scale, zero point) (TFLite's int8 kernels for them require it, as do their op specs).
+MOVES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "CONCATENATION", "SHAPE", "STRIDED_SLICE",
+                   "SLICE", "PACK", "UNPACK", "GATHER", "SPLIT", "SPLIT_V", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
+                   "REDUCE_PROD"})
+
+
+def qparams(ctx: LiteCtx, t_index: int) -> tuple[float, int]:
+    """(scale, zero point) of a per-tensor quantized tensor."""
+    q = ctx.tensors[t_index].quantization
+    if len(q.scales) != 1:
+        raise ctx.unsupported(f"tensor {ctx.tensors[t_index].name!r} has {len(q.scales)} scales (expected one)")
+    return float(q.scales[0]), int(q.zero_points[0] if q.zero_points else 0)
+
+
+def _io(ctx: LiteCtx) -> tuple[tuple[float, int], tuple[float, int]]:
+    return qparams(ctx, ctx.operator.inputs[0]), qparams(ctx, ctx.operator.outputs[0])
+
+
+def _range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
+    fused = ctx.option("fused_activation_function", "NONE")
+    low, high = activation_range(fused, *out)
+    if low is None:
+        raise ctx.unsupported(f"fused activation {fused} on int8")
+    return {"output_min": low, "output_max": high}
+
+
+def _window(ctx: LiteCtx, kh: int, kw: int, dilated: bool) -> dict:
+    padding = ctx.option("padding", "SAME")
+    if padding not in ("SAME", "VALID"):
+        raise ctx.unsupported(f"padding {padding}")
+    dil = [ctx.option("dilation_h_factor", 1), ctx.option("dilation_w_factor", 1)] if dilated else [1, 1]
+    return {"kernel_size": [kh, kw], "strides": [ctx.option("stride_h", 1), ctx.option("stride_w", 1)],
+            "padding": padding.lower(), "dilation_rate": dil}
+
+
+def _out_shape(x: Tensor, window: dict, channels: int) -> tuple:
+    mode = window["padding"].upper()
+    return (x.shape[0], *(out_size(s, k, st, d, mode) for s, k, st, d in
+                          zip(x.shape[1:3], window["kernel_size"], window["strides"], window["dilation_rate"])),
+            channels)
+
+
+def _multipliers(ctx: LiteCtx, in_scale: float, out_scale: float, weight_index: int) -> dict:
+    """Per output channel: input scale * weight scale / output scale (in double) as a fixed-point
+    multiplier and shift (LiteRT's ``PopulateConvolutionQuantizationParams``)."""
+    w = ctx.tensors[ctx.operator.inputs[weight_index]].quantization
+    if any(z != 0 for z in w.zero_points):
+        raise ctx.unsupported("int8 weights with a zero point")
+    pairs = [quantize_multiplier(in_scale * float(s) / out_scale) for s in w.scales]
+    return {"multiplier": [m for m, _ in pairs], "shift": [s for _, s in pairs]}
+
+
+def _bias(ctx: LiteCtx, i: int) -> list[tuple[str, Const]]:
+    bias = ctx.optional(i)
+    if bias is None:
+        return []
+    if bias.var.dtype.name != "int32":
+        raise ctx.unsupported(f"a {bias.var.dtype.name} bias (expected int32)")
+    return [("bias", bias)]
+
+
+@int_op("CONV_2D", "DEPTHWISE_CONV_2D")
+def conv(ctx: LiteCtx) -> tuple[Value, ...]:
+    x, kernel = ctx.tensor(0), ctx.const(1, "filter")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if len(kernel.shape) != 4 or kernel.var.dtype.name != "int8":
+        raise ctx.unsupported(f"a {kernel.var.dtype.name} filter of shape {list(kernel.shape)}")
+    depthwise = ctx.op == "DEPTHWISE_CONV_2D"
+    channels = x.shape[-1]
+    if depthwise:
+        if channels is None or kernel.shape[0] != 1 or kernel.shape[3] % channels:
+            raise ctx.unsupported(f"a depthwise filter of shape {list(kernel.shape)} on {channels} channels")
+        kernel = ctx.relayout(kernel, layouts.tflite_depthwise(channels))
+        out_c, extra = kernel.shape[2] * kernel.shape[3], {"depth_multiplier": kernel.shape[3]}
+    else:
+        kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d"))
+        if channels != kernel.shape[2]:
+            raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
+        out_c, extra = kernel.shape[3], {"filters": kernel.shape[3]}
+    window = _window(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
+    config = {**window, **extra, **_range(ctx, (s_out, z_out)), **_multipliers(ctx, s_in, s_out, 1),
+              "input_zero_point": z_in, "output_zero_point": z_out, "depthwise": depthwise}
+    weights = [("kernel", kernel), *_bias(ctx, 2)]
+    return (ctx.layer(INT + "Conv2D", config, [x], _out_shape(x, window, out_c), weights=weights, name=ctx.name),)
+
+
+@int_op("FULLY_CONNECTED")
+def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
+    x, kernel = ctx.tensor(0), ctx.const(1, "weights")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if len(kernel.shape) != 2 or kernel.var.dtype.name != "int8" or ctx.option("weights_format", 0) != 0:
+        raise ctx.unsupported(f"{kernel.var.dtype.name} weights of shape {list(kernel.shape)}")
+    units, width = kernel.shape
+    if len(x.shape) > 2:
+        if ctx.option("keep_num_dims", False) or any(s is None for s in x.shape[1:]) or \
+                int(np.prod(x.shape[1:])) != width:
+            raise ctx.unsupported(f"an int8 input of shape {list(x.shape)} (expected rows of {width})")
+        x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
+    kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
+    config = {"units": units, **_range(ctx, (s_out, z_out)), **_multipliers(ctx, s_in, s_out, 1),
+              "input_zero_point": z_in, "output_zero_point": z_out}
+    weights = [("kernel", kernel), *_bias(ctx, 2)]
+    return (ctx.layer(INT + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)
+
+
+@int_op("ADD", "SUB", "MUL")
+def binary(ctx: LiteCtx) -> tuple[Value, ...]:
+    a, b = ctx.value(0), ctx.value(1)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise ctx.unsupported("an int8 operand that is a constant")
+    if len(a.shape) != len(b.shape):
+        a, b = _same_rank(ctx, a), _same_rank(ctx, b)
+    (s1, z1), (s2, z2) = qparams(ctx, ctx.operator.inputs[0]), qparams(ctx, ctx.operator.inputs[1])
+    s_out, z_out = qparams(ctx, ctx.operator.outputs[0])
+    config = {**_range(ctx, (s_out, z_out)), "zero_points": [z1, z2], "output_zero_point": z_out}
+    if ctx.op == "MUL":
+        config["multiplier"], config["shift"] = quantize_multiplier(s1 * s2 / s_out)
+    else:
+        config.update(params=[list(p) for p in add_params(s1, s2, s_out)], sign=-1 if ctx.op == "SUB" else 1)
+    shape = tuple(p if q in (1, None) else q for p, q in zip(a.shape, b.shape))
+    shape = tuple(q if p == 1 else p for p, q in zip(shape, b.shape))
+    return (ctx.layer(INT + ("Mul" if ctx.op == "MUL" else "Add"), config, [a, b], shape, name=ctx.name),)
+
+
+@int_op("MEAN")
+def mean(ctx: LiteCtx) -> tuple[Value, ...]:
+    x, axes = ctx.tensor(0), ctx.const(1, "axes")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    rank = len(x.shape)
+    dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
+    if 0 in dims or any(x.shape[d] is None for d in dims):
+        raise ctx.unsupported(f"a mean over axes {dims} of shape {list(x.shape)}")
+    count = int(np.prod([x.shape[d] for d in dims]))
+    multiplier, shift = mean_params(s_in, s_out, count)
+    keep = bool(ctx.option("keep_dims", False))
+    shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keep or i not in dims)
+    config = {"axes": dims, "keepdims": keep, "input_zero_point": z_in, "output_zero_point": z_out,
+              "multiplier": multiplier, "shift": shift}
+    return (ctx.layer(INT + "Mean", config, [x], shape, name=ctx.name),)
+
+
+@int_op("AVERAGE_POOL_2D", "MAX_POOL_2D")
+def pool(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported("a pool whose output is quantized unlike its input")
+    window = _window(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
+    config = {**window, **_range(ctx, (s_out, z_out)), "max": ctx.op == "MAX_POOL_2D"}
+    return (ctx.layer(INT + "Pool2D", config, [x], _out_shape(x, window, x.shape[-1]), name=ctx.name),)
+
+
+@int_op("PAD", "PADV2")
+def pad(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Padding an int8 tensor: with the zero point (the real 0), or PADV2's own int8 constant."""
+    x, pads = ctx.tensor(0), ctx.const(1, "paddings")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported("a pad whose output is quantized unlike its input")
+    value = z_in
+    if ctx.op == "PADV2":
+        v = np.asarray(ctx.const(2, "constant value").array()).reshape(-1)
+        if v.size != 1:
+            raise ctx.unsupported("a padding value that is not a scalar")
+        value = int(v[0])
+    p = np.asarray(pads.array(), dtype=np.int64).reshape(len(x.shape), 2)
+    if p[0].any() or len(x.shape) != 4:
+        raise ctx.unsupported(f"paddings {p.tolist()} of a rank-{len(x.shape)} int8 tensor")
+    shape = tuple(None if s is None else s + int(a + b) for s, (a, b) in zip(x.shape, p))
+    config = {"paddings": p[1:3].tolist() + [p[3].tolist()], "value": value}
+    return (ctx.layer(INT + "Pad", config, [x], shape, name=ctx.name),)
+
+
+@int_op("QUANTIZE", "DEQUANTIZE")
+def quantize(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    src, dst = ctx.input_tensor(0), ctx.tensors[ctx.operator.outputs[0]]
+    if ctx.op == "DEQUANTIZE":
+        if src.dtype != "int8" or dst.dtype != "float32":
+            raise ctx.unsupported(f"DEQUANTIZE {src.dtype} -> {dst.dtype}")
+        scale, zero = qparams(ctx, ctx.operator.inputs[0])
+    else:
+        if src.dtype != "float32" or dst.dtype != "int8":
+            raise ctx.unsupported(f"QUANTIZE {src.dtype} -> {dst.dtype} (a requantization)")
+        scale, zero = qparams(ctx, ctx.operator.outputs[0])
+    config = {"scale": scale, "zero_point": zero, "dequantize": ctx.op == "DEQUANTIZE"}
+    return (ctx.layer(INT + "Quantize", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("LOGISTIC", "TANH")
+def table(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    config = {"table": lut(ctx.op, s_in, z_in, s_out, z_out)}
+    return (ctx.layer(INT + "LUT", config, [x], x.shape, name=ctx.name),)

@@ -1,0 +1,73 @@
+"""The fixed-point parameters LiteRT's integer kernels compute in their ``Prepare`` step, computed the same
+way (tflite/kernels/internal/quantization_util.cc, kernel_util.cc, add.cc, reduce.cc, activations.cc):
+doubles where LiteRT uses double, float32 where it uses float."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _round(x: float) -> int:
+    """C's ``round``: halves away from zero."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """``QuantizeMultiplier``: ``real`` = multiplier * 2**(shift - 31) with multiplier in [2**30, 2**31)."""
+    if real == 0.0:
+        return 0, 0
+    mantissa, shift = math.frexp(real)
+    fixed = _round(mantissa * (1 << 31))
+    if fixed == 1 << 31:
+        fixed, shift = fixed // 2, shift + 1
+    if shift < -31:
+        return 0, 0
+    return fixed, shift
+
+
+def activation_range(fused: str, scale: float, zero_point: int) -> tuple[int | None, int | None]:
+    """``CalculateActivationRangeQuantized`` for int8: the fused activation's bounds as int8 values
+    (zero point + round(bound / scale), the division in float32); (None, None) for one not handled."""
+    def q(bound: float) -> int:
+        return zero_point + _round(float(np.float32(bound) / np.float32(scale)))
+
+    if fused == "NONE":
+        return -128, 127
+    if fused == "RELU":
+        return max(-128, q(0.0)), 127
+    if fused == "RELU6":
+        return max(-128, q(0.0)), min(127, q(6.0))
+    if fused == "RELU_N1_TO_1":
+        return max(-128, q(-1.0)), min(127, q(1.0))
+    return None, None
+
+
+def add_params(s1: float, s2: float, s_out: float) -> tuple[tuple[int, int], ...]:
+    """ADD / SUB on int8: (multiplier, shift) of input 1, input 2 and the output, with the inputs shifted
+    left by 20 bits and rescaled to twice the larger input scale."""
+    twice_max = 2.0 * max(s1, s2)
+    return (quantize_multiplier(s1 / twice_max), quantize_multiplier(s2 / twice_max),
+            quantize_multiplier(twice_max / ((1 << 20) * s_out)))
+
+
+def mean_params(s_in: float, s_out: float, count: int) -> tuple[int, int]:
+    """MEAN on int8 (``QuantizedMeanOrSum``): input / output scale as a multiplier, then 1 / count folded
+    into it: the multiplier shifted left by floor(log2(count)) (at most 32, at most 31 + shift) and
+    divided by count (integer division), the shift lowered to match."""
+    multiplier, shift = quantize_multiplier(s_in / s_out)
+    bits = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << bits) // count, shift - bits
+
+
+def lut(op: str, s_in: float, z_in: int, s_out: float, z_out: int) -> list[int]:
+    """LiteRT's int8 lookup table for LOGISTIC / TANH (``LUTPopulate``): for each q in [-128, 127],
+    f(s_in * (q - z_in)) / s_out rounded (float32 arithmetic, as the kernel), plus z_out, clamped."""
+    q = np.arange(-128, 128, dtype=np.float32)
+    x = np.float32(s_in) * (q - np.float32(z_in))
+    with np.errstate(over="ignore"):
+        y = np.float32(1) / (np.float32(1) + np.exp(-x)) if op == "LOGISTIC" else np.tanh(x)
+    scaled = y.astype(np.float32) * (np.float32(1) / np.float32(s_out))
+    rounded = np.sign(scaled) * np.floor(np.abs(scaled.astype(np.float64)) + 0.5)
+    return [int(v) for v in np.clip(rounded + z_out, -128, 127)]
