@@ -165,6 +165,21 @@ def hybrid(keras):
     return keras.Model(inp, [flat, pooled])
 
 
+def int_ops(keras):
+    """The operators of a full-integer model beyond MobileNetV2's: pools (SAME, stride 2, odd sizes) into a
+    CONCATENATION, LOGISTIC, MUL and ADD of tensors, RELU, PAD, MEAN, FULLY_CONNECTED, TANH, SOFTMAX."""
+    L = keras.layers
+    inp = keras.Input((13, 11, 3))
+    x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu6")(inp)
+    x = L.Concatenate()([L.MaxPooling2D(3, strides=2, padding="same")(x),
+                         L.AveragePooling2D(3, strides=2, padding="same")(x)])
+    y = L.Conv2D(16, 1)(x)
+    z = L.Add()([L.Multiply()([y, L.Activation("sigmoid")(y)]), y])
+    z = L.ZeroPadding2D(((1, 0), (2, 1)))(L.Activation("relu")(z))
+    d = L.Dense(12, activation="tanh")(L.GlobalAveragePooling2D()(z))
+    return keras.Model(inp, [L.Softmax()(L.Dense(5)(d)), d])
+
+
 def prelu_pad(keras):
     """PRELU (a PReLU shared over the spatial axes: one slope per channel) and PADV2 (tf.pad with a
     constant value other than 0) between stride-2 SAME convs."""
@@ -205,7 +220,7 @@ def mobilenet_v3_small(keras):
 MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
                                "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes, "blocks": blocks,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
-                               "prelu_pad": prelu_pad, "hybrid": hybrid, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
+                               "prelu_pad": prelu_pad, "hybrid": hybrid, "int_ops": int_ops, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
 TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's converter fuses only its LSTM
 
 

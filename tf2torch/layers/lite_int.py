@@ -184,3 +184,20 @@ def table(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"a table of {len(values)} entries")
     return _call(Module("TFLiteQuantLUT"), ctx.x, (Param("", "table", layouts.IDENTITY,
                                                           const=np.asarray(values, dtype=np.int8)),))
+
+
+@converter(INT + "Rescale", wants="any")
+def rescale(ctx: Ctx) -> Converted:
+    module = Module("TFLiteQuantRescale", (_int(ctx, "input_zero_point"), _int(ctx, "multiplier"), _int(ctx, "shift"),
+                                           _int(ctx, "output_zero_point")), _range(ctx))
+    return _call(module, ctx.x)
+
+
+@converter(INT + "Softmax", wants="any")
+def softmax(ctx: Ctx) -> Converted:
+    values, scale = ctx.config.get("table"), ctx.config.get("output_scale")
+    if not isinstance(values, list) or len(values) != 256 or not isinstance(scale, float):
+        raise ctx.unsupported("a softmax table of other than 256 entries")
+    dim = 1 if ctx.x.layout == "cf" and len(ctx.x.shape) > 1 else -1  # TF's last axis (channels)
+    module = Module("TFLiteQuantSoftmax", (scale, _int(ctx, "output_zero_point")), (("dim", dim),) if dim != -1 else ())
+    return _call(module, ctx.x, (Param("", "table", layouts.IDENTITY, const=np.asarray(values, dtype=np.float32)),))

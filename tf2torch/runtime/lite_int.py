@@ -213,3 +213,39 @@ class TFLiteQuantLUT(nn.Module):
 
     def forward(self, q):
         return self.table[q.long() + 128]
+
+
+class TFLiteQuantRescale(nn.Module):
+    """An int8 tensor onto another scale and zero point (RELU / RELU6 / RELU_N1_TO_1, whose bounds are the
+    clamp, and QUANTIZE int8 -> int8): (q - input zero point) * multiplier * 2**(shift - 31), rounded,
+    plus the output zero point, clamped to [output_min, output_max]."""
+
+    def __init__(self, input_zero_point, multiplier, shift, output_zero_point, output_min=-128, output_max=127):
+        super().__init__()
+        self.input_zero_point, self.multiplier, self.shift = input_zero_point, multiplier, shift
+        self.output_zero_point, self.output_min, self.output_max = output_zero_point, output_min, output_max
+
+    def forward(self, q):
+        out = lite_requantize(q.long() - self.input_zero_point, torch.tensor(self.multiplier), torch.tensor(self.shift))
+        return lite_clamp_int8(out + self.output_zero_point, self.output_min, self.output_max)
+
+
+class TFLiteQuantSoftmax(nn.Module):
+    """SOFTMAX on int8 over the last axis, as LiteRT's optimized kernel: ``table[255 - k]`` holds
+    expf(-input_scale * beta * k) (float32); each row sums table[255 - max + q] in order (float32), and each
+    output is round(table[...] / (sum * output_scale)) + output zero point, clamped. ``dim``: the axis."""
+
+    def __init__(self, output_scale, output_zero_point, dim=-1):
+        super().__init__()
+        self.output_scale, self.output_zero_point, self.dim = output_scale, output_zero_point, dim
+        self.register_buffer("table", torch.zeros(256))
+
+    def forward(self, q):
+        q = q.long().movedim(self.dim, -1)
+        exps = self.table[255 - q.amax(dim=-1, keepdim=True) + q]
+        total = exps.cumsum(dim=-1)[..., -1:]  # a running float32 sum, in LiteRT's order
+        inverse = 1.0 / (total * self.output_scale)
+        scaled = (exps * inverse).double()
+        rounded = torch.sign(scaled) * torch.floor(scaled.abs() + 0.5)
+        out = lite_clamp_int8(rounded.long() + self.output_zero_point, -128, 127)
+        return out.movedim(-1, self.dim)

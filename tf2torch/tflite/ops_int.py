@@ -16,7 +16,7 @@ from ..tfgraph.base import Const, Tensor, Value
 from ..tfgraph.ops_nn import out_size
 from .base import LiteCtx, int_op
 from .ops_math import _same_rank
-from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier
+from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier, softmax_table
 
 INT = "tf2torch>LiteInt"
 # Value-moving operators converted by their float converters when their integer tensors share one
@@ -193,10 +193,41 @@ def pad(ctx: LiteCtx) -> tuple[Value, ...]:
     return (ctx.layer(INT + "Pad", config, [x], shape, name=ctx.name),)
 
 
+_RELUS = {"RELU": "RELU", "RELU6": "RELU6", "RELU_N1_TO_1": "RELU_N1_TO_1", "QUANTIZE": "NONE"}
+
+
+def _rescale(ctx: LiteCtx, activation: str) -> tuple[Value, ...]:
+    """An int8 tensor onto its output's scale and zero point, clamped to ``activation``'s range
+    (LiteRT's ``QuantizedReluX`` / ``Requantize``: multiplier input scale / output scale)."""
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    low, high = activation_range(activation, s_out, z_out)
+    multiplier, shift = quantize_multiplier(s_in / s_out)
+    config = {"input_zero_point": z_in, "multiplier": multiplier, "shift": shift, "output_zero_point": z_out,
+              "output_min": low, "output_max": high}
+    return (ctx.layer(INT + "Rescale", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("RELU", "RELU6", "RELU_N1_TO_1")
+def relu(ctx: LiteCtx) -> tuple[Value, ...]:
+    return _rescale(ctx, _RELUS[ctx.op])
+
+
+@int_op("SOFTMAX")
+def softmax(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, _), (s_out, z_out) = _io(ctx)
+    beta = float(ctx.option("beta", 1.0))
+    config = {"table": softmax_table(s_in, beta), "output_scale": s_out, "output_zero_point": z_out}
+    return (ctx.layer(INT + "Softmax", config, [x], x.shape, name=ctx.name),)
+
+
 @int_op("QUANTIZE", "DEQUANTIZE")
 def quantize(ctx: LiteCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
     src, dst = ctx.input_tensor(0), ctx.tensors[ctx.operator.outputs[0]]
+    if ctx.op == "QUANTIZE" and src.dtype == "int8" and dst.dtype == "int8":
+        return _rescale(ctx, "NONE")
     if ctx.op == "DEQUANTIZE":
         if src.dtype != "int8" or dst.dtype != "float32":
             raise ctx.unsupported(f"DEQUANTIZE {src.dtype} -> {dst.dtype}")

@@ -71,3 +71,12 @@ def lut(op: str, s_in: float, z_in: int, s_out: float, z_out: int) -> list[int]:
     scaled = y.astype(np.float32) * (np.float32(1) / np.float32(s_out))
     rounded = np.sign(scaled) * np.floor(np.abs(scaled.astype(np.float64)) + 0.5)
     return [int(v) for v in np.clip(rounded + z_out, -128, 127)]
+
+
+def softmax_table(input_scale: float, beta: float) -> list[float]:
+    """LiteRT's ``PopulateSoftmaxLookupTable``: entry 255 - k is expf(-input_scale * beta * k), k in [0, 255]
+    (the exponent a float32 product; exp taken in double and rounded once to float32)."""
+    k = np.arange(256, dtype=np.float32)
+    scale = np.float32(-np.float32(input_scale) * np.float32(beta))
+    values = np.exp((scale * k).astype(np.float64)).astype(np.float32)
+    return [float(v) for v in values[::-1]]
