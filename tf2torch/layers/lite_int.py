@@ -47,7 +47,10 @@ def _pads(ctx: Ctx) -> tuple[tuple[int, int, int, int], tuple[int | None, int | 
     sizes = ctx.x.shape[:2]
     if any(s is None for s in sizes):
         raise ctx.unsupported("an int8 window on an input of unknown spatial size", "convert with --input-shape")
-    if ctx.config.get("padding") == "same":
+    explicit = ctx.config.get("explicit_padding")  # a dilated conv's space-to-batch paddings
+    if explicit:
+        (top, bottom), (left, right) = explicit
+    elif ctx.config.get("padding") == "same":
         (top, bottom), (left, right) = (same_padding(s, k, st, d) for s, k, st, d in
                                         zip(sizes, kernel, strides, dilation))  # type: ignore[arg-type]
     else:
@@ -119,7 +122,8 @@ def _broadcast(ctx: Ctx) -> TensorInfo:
 
 @converter(INT + "Add", INT + "Mul", wants="same")
 def binary(ctx: Ctx) -> Converted:
-    out = _broadcast(ctx)
+    constant = bind(ctx, ["constant"])["constant"] if ctx.layer.weights else None
+    out = _broadcast(ctx) if constant is None else ctx.x
     zero_points = tuple(_ints(ctx, "zero_points"))
     common = (("output_zero_point", _int(ctx, "output_zero_point")), *_range(ctx))
     if ctx.layer.class_name.endswith("Mul"):
@@ -131,6 +135,15 @@ def binary(ctx: Ctx) -> Converted:
         sign = _int(ctx, "sign")
         module = Module("TFLiteQuantAdd", (zero_points, tuple(tuple(p) for p in params)),
                         common + ((("sign", -1),) if sign == -1 else ()))
+    if constant is not None:  # x op c, c one int8 value per channel: (C,) for (N, C), (C, 1, 1) for (N, C, H, W)
+        cf = ctx.x.layout == "cf" and len(ctx.x.shape) > 1
+        shape = (constant.shape[0],) + (1,) * (len(ctx.x.shape) - 1 if cf else 0)
+        module = Module(module.cls, module.args, module.kwargs + (("constant_shape", shape),))
+        layout = layouts.get("column2d") if cf and len(ctx.x.shape) == 3 else layouts.IDENTITY
+        if cf and len(ctx.x.shape) not in (1, 3):
+            raise ctx.unsupported(f"a per-channel constant on a tensor of shape {ctx.x.shape}")
+        return Converted((apply_module(module),), (out,), (param("", "constant", constant, layout),),
+                         helpers=(module.cls,))
     op = Op(n.call(n.M, n.arg(0), n.arg(1)), module)
     return Converted((op,), (out,), helpers=(module.cls,))
 

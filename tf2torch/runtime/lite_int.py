@@ -97,14 +97,18 @@ class TFLiteQuantAdd(nn.Module):
     """ADD (or SUB, ``sign=-1``) of two int8 tensors (LiteRT's integer ``Add``): each operand, less its
     zero point, is shifted left by 20 bits and rescaled to twice the larger input scale; the sum is
     rescaled to the output, its zero point added, clamped. ``params``: (multiplier, shift) of input 1,
-    input 2 and the output."""
+    input 2 and the output. With ``constant_shape``, input 2 is the int8 buffer ``constant`` (one value
+    per channel: a folded batch norm's shift)."""
 
-    def __init__(self, zero_points, params, output_zero_point=0, output_min=-128, output_max=127, sign=1):
+    def __init__(self, zero_points, params, output_zero_point=0, output_min=-128, output_max=127, sign=1,
+                 constant_shape=None):
         super().__init__()
         self.zero_points, self.params, self.sign = tuple(zero_points), tuple(tuple(p) for p in params), sign
         self.output_zero_point, self.output_min, self.output_max = output_zero_point, output_min, output_max
+        self.register_buffer("constant", torch.zeros(constant_shape, dtype=torch.int8) if constant_shape else None)
 
-    def forward(self, a, b):
+    def forward(self, a, b=None):
+        b = self.constant if b is None else b
         (m1, s1), (m2, s2), (mo, so) = (tuple(torch.tensor(v) for v in p) for p in self.params)
         a = lite_requantize((a.long() - self.zero_points[0]) << 20, m1, s1)
         b = lite_requantize((b.long() - self.zero_points[1]) << 20, m2, s2)
@@ -114,14 +118,18 @@ class TFLiteQuantAdd(nn.Module):
 
 class TFLiteQuantMul(nn.Module):
     """MUL of two int8 tensors: (a - za) * (b - zb) requantized by in1 * in2 / out scale, plus the output
-    zero point, clamped."""
+    zero point, clamped. With ``constant_shape``, b is the int8 buffer ``constant`` (a folded batch norm's
+    per-channel scale)."""
 
-    def __init__(self, zero_points, multiplier, shift, output_zero_point=0, output_min=-128, output_max=127):
+    def __init__(self, zero_points, multiplier, shift, output_zero_point=0, output_min=-128, output_max=127,
+                 constant_shape=None):
         super().__init__()
         self.zero_points, self.multiplier, self.shift = tuple(zero_points), multiplier, shift
         self.output_zero_point, self.output_min, self.output_max = output_zero_point, output_min, output_max
+        self.register_buffer("constant", torch.zeros(constant_shape, dtype=torch.int8) if constant_shape else None)
 
-    def forward(self, a, b):
+    def forward(self, a, b=None):
+        b = self.constant if b is None else b
         product = (a.long() - self.zero_points[0]) * (b.long() - self.zero_points[1])
         out = lite_requantize(product, torch.tensor(self.multiplier), torch.tensor(self.shift))
         return lite_clamp_int8(out + self.output_zero_point, self.output_min, self.output_max)

@@ -55,11 +55,10 @@ def _window(ctx: LiteCtx, kh: int, kw: int, dilated: bool) -> dict:
             "padding": padding.lower(), "dilation_rate": dil}
 
 
-def _out_shape(x: Tensor, window: dict, channels: int) -> tuple:
+def _out_shape(shape: tuple, window: dict, channels: int) -> tuple:
     mode = window["padding"].upper()
-    return (x.shape[0], *(out_size(s, k, st, d, mode) for s, k, st, d in
-                          zip(x.shape[1:3], window["kernel_size"], window["strides"], window["dilation_rate"])),
-            channels)
+    return (shape[0], *(out_size(s, k, st, d, mode) for s, k, st, d in
+                        zip(shape[1:3], window["kernel_size"], window["strides"], window["dilation_rate"])), channels)
 
 
 def _multipliers(ctx: LiteCtx, in_scale: float, out_scale: float, weight_index: int) -> dict:
@@ -103,7 +102,21 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
     config = {**window, **extra, **_range(ctx, (s_out, z_out)), **_multipliers(ctx, s_in, s_out, 1),
               "input_zero_point": z_in, "output_zero_point": z_out, "depthwise": depthwise}
     weights = [("kernel", kernel), *_bias(ctx, 2)]
-    return (ctx.layer(INT + "Conv2D", config, [x], _out_shape(x, window, out_c), weights=weights, name=ctx.name),)
+    pads, crops = ctx.option("atrous_pad"), ctx.option("atrous_crop")
+    shape_in = x.shape
+    if pads:  # a dilated conv put back from SPACE_TO_BATCH_ND (tflite/atrous.py): its paddings are the zero point's
+        if window["padding"] != "valid":
+            raise ctx.unsupported("a dilated int8 convolution with SAME padding inside its space-to-batch")
+        config["explicit_padding"] = [list(p) for p in pads]
+        shape_in = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:3], pads)),
+                    x.shape[3])
+    shape = _out_shape(shape_in, window, out_c)
+    y = ctx.layer(INT + "Conv2D", config, [x], shape, weights=weights, name=ctx.name)
+    if crops and any(a or b for a, b in crops):  # BATCH_TO_SPACE_ND's crops: slicing moves int8 values as they are
+        shape = (y.shape[0], *(None if s is None else s - a - b for s, (a, b) in zip(y.shape[1:3], crops)), y.shape[3])
+        y = ctx.layer("Cropping2D", {"cropping": crops, "data_format": "channels_last"}, [y], shape,
+                      name=f"{ctx.name}/crop")
+    return (y,)
 
 
 @int_op("FULLY_CONNECTED")
@@ -128,20 +141,39 @@ def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
 @int_op("ADD", "SUB", "MUL")
 def binary(ctx: LiteCtx) -> tuple[Value, ...]:
     a, b = ctx.value(0), ctx.value(1)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
-        raise ctx.unsupported("an int8 operand that is a constant")
-    if len(a.shape) != len(b.shape):
-        a, b = _same_rank(ctx, a), _same_rank(ctx, b)
     (s1, z1), (s2, z2) = qparams(ctx, ctx.operator.inputs[0]), qparams(ctx, ctx.operator.inputs[1])
+    constant = None
+    if isinstance(a, Const) and isinstance(b, Tensor) and ctx.op != "SUB":  # commutative: the tensor first
+        a, b, (s1, z1), (s2, z2) = b, a, (s2, z2), (s1, z1)
+    if isinstance(b, Const) and isinstance(a, Tensor):
+        constant = _channel_constant(ctx, b, a)
+    elif not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise ctx.unsupported("int8 operands that are not two tensors, or a tensor and a per-channel constant")
+    elif len(a.shape) != len(b.shape):
+        a, b = _same_rank(ctx, a), _same_rank(ctx, b)
     s_out, z_out = qparams(ctx, ctx.operator.outputs[0])
     config = {**_range(ctx, (s_out, z_out)), "zero_points": [z1, z2], "output_zero_point": z_out}
     if ctx.op == "MUL":
         config["multiplier"], config["shift"] = quantize_multiplier(s1 * s2 / s_out)
     else:
         config.update(params=[list(p) for p in add_params(s1, s2, s_out)], sign=-1 if ctx.op == "SUB" else 1)
+    kind = "Mul" if ctx.op == "MUL" else "Add"
+    if constant is not None:  # x op c: c is the layer's int8 weight, one value per channel
+        return (ctx.layer(INT + kind, config, [a], a.shape, weights=[("constant", constant)], name=ctx.name),)
+    assert isinstance(a, Tensor) and isinstance(b, Tensor)
     shape = tuple(p if q in (1, None) else q for p, q in zip(a.shape, b.shape))
     shape = tuple(q if p == 1 else p for p, q in zip(shape, b.shape))
-    return (ctx.layer(INT + ("Mul" if ctx.op == "MUL" else "Add"), config, [a, b], shape, name=ctx.name),)
+    return (ctx.layer(INT + kind, config, [a, b], shape, name=ctx.name),)
+
+
+def _channel_constant(ctx: LiteCtx, c: Const, x: Tensor) -> Const:
+    """An int8 constant operand holding one value per channel (a folded batch norm's scale or shift), as
+    a (C,) vector; anything else is refused."""
+    channels = x.shape[-1]
+    if c.var.dtype.name != "int8" or any(d != 1 for d in c.shape[:-1]) or not c.shape or c.shape[-1] != channels:
+        raise ctx.unsupported(f"a {c.var.dtype.name} constant operand of shape {list(c.shape)} for "
+                              f"{channels} channels (one int8 value per channel is emulated)")
+    return ctx.reshaped(c, (channels,))
 
 
 @int_op("MEAN")
@@ -169,7 +201,7 @@ def pool(ctx: LiteCtx) -> tuple[Value, ...]:
         raise ctx.unsupported("a pool whose output is quantized unlike its input")
     window = _window(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
     config = {**window, **_range(ctx, (s_out, z_out)), "max": ctx.op == "MAX_POOL_2D"}
-    return (ctx.layer(INT + "Pool2D", config, [x], _out_shape(x, window, x.shape[-1]), name=ctx.name),)
+    return (ctx.layer(INT + "Pool2D", config, [x], _out_shape(x.shape, window, x.shape[-1]), name=ctx.name),)
 
 
 @int_op("PAD", "PADV2")
