@@ -71,6 +71,9 @@ class LiteReference:
             except (ValueError, RuntimeError) as exc:
                 raise UnsupportedError(f"{path}: the LiteRT interpreter cannot load this model "
                                        f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        # --dequantize of a full-integer model: real values on the PyTorch side (the report says so)
+        self.real = any(note.startswith("--dequantize") for note in outdir.notes)
+        self.integer = not self.real and any(_quantized(self.graph.tensors[i]) for i in self.graph.inputs)
         self.probes, self.tensor_of = self._probes()
         self.notes = ["reference: the LiteRT interpreter's builtin kernels without delegates"]
 
@@ -81,7 +84,7 @@ class LiteReference:
             t = self.graph.tensors[i]
             info = iface[k] if k < len(iface) and isinstance(iface[k], dict) else {}
             name = str(info.get("name") or t.name)
-            dtype = "float32" if _quantized(t) else t.dtype  # the converted model takes the real value
+            dtype = "float32" if self.real and _quantized(t) else t.dtype  # --dequantize: the real value
             specs.append(InputSpec(name=name, tf_shape=t.dims, layout=str(info.get("layout", AUTO)), dtype=dtype,
                                    aliases=(t.name,)))
         return specs
@@ -121,7 +124,9 @@ class LiteReference:
                                               "before its crop"), -1))
             else:
                 # (an LSTM's fused_activation_function is its cell activation, inside the module)
-                fused = "NONE" if op.op in _OWN_ACTIVATION else str(op.options.get("fused_activation_function", "NONE"))
+                # (an int8 module clamps to its fused activation's range itself)
+                own = op.op in _OWN_ACTIVATION or self.integer
+                fused = "NONE" if own else str(op.options.get("fused_activation_function", "NONE"))
                 activation = _FUSED.get(fused)
                 found.append((op.index, Probe(name, _out_name(graph, op), module, "cf", activation=activation or ""),
                               op.outputs[0]))
@@ -139,7 +144,7 @@ class LiteReference:
                     interp.resize_tensor_input(d["index"], list(x.shape))
             interp.allocate_tensors()
             for d, x, i in zip(details, inputs, self.graph.inputs):
-                if _quantized(self.graph.tensors[i]):
+                if self.real and _quantized(self.graph.tensors[i]):
                     x = _quantize(x, self.graph.tensors[i])
                 interp.set_tensor(d["index"], np.ascontiguousarray(x, dtype=d["dtype"]))
             interp.invoke()
@@ -156,7 +161,7 @@ class LiteReference:
         """Tensor ``index`` after invoke(), an integer one dequantized (its real value)."""
         value = np.array(self.interpreter.get_tensor(index))
         t = self.graph.tensors[index]
-        if not _quantized(t):
+        if not self.real or not _quantized(t):
             return value
         q = t.quantization
         zero = np.float64(q.zero_points[0] if q.zero_points else 0)
