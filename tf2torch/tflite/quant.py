@@ -27,7 +27,7 @@ from ..readers.tflite.model import LiteModel, LiteOperator, LiteSubgraph, LiteTe
 from ..spec import Variable
 
 ACTIVATION_INTS = frozenset({"int8", "uint8", "int16", "int4"})  # integer tensors computed at run time
-WEIGHT_INTS = frozenset({"int8", "uint8", "int16", "int32", "int4", "int2"})
+WEIGHT_INTS = frozenset({"int8", "uint8", "int16", "int32", "int64", "int4", "int2"})  # int64: 16x8 biases
 HYBRID = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})  # emulated, weights at input 1
 HINT = "convert with --dequantize for the float model (tf2torch verify measures its distance from LiteRT)"
 
@@ -135,7 +135,7 @@ def interface_notes(graph: LiteSubgraph, names: dict[int, str], dequantize: bool
             if t.dtype in ACTIVATION_INTS and t.quantization.quantized:
                 scale, zero = t.quantization.scales[0], (t.quantization.zero_points or (0,))[0]
                 real = (f"the converted model's {kind} is the real value scale * (q - zero_point)" if dequantize
-                        else f"the converted model's {kind} is {t.dtype}")
+                        else f"the converted model's {kind} is q itself ({t.dtype}; real value scale * (q - zero_point))")
                 notes.append(f"TFLite {kind} {names.get(i, t.name)!r}: {t.dtype}, scale {scale!r}, zero point "
                              f"{zero}; {real}")
     return tuple(notes)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 MAX_RANK = 16  # TFLite kernels take at most 6 dimensions; more is a forged shape
 FLOAT_DTYPES = ("float32", "float16", "float64")
-QUANTIZED_DTYPES = ("int8", "uint8", "int16", "int32")  # weights and biases of quantized models, with scales
+QUANTIZED_DTYPES = ("int8", "uint8", "int16", "int32", "int64")  # weights and biases of quantized models, with scales
 
 
 def read_tflite(path: Path) -> ModelSpec:
