@@ -188,3 +188,15 @@ def test_verify(files, tmp_path, kind):
         outputs = [r for r in data["rows"] if r["kind"] == "output"]
         # the same function a few quantization steps away: within half the output's range, not equal
         assert len(outputs) == 2 and all(0 < r["max_abs"] < 0.5 * r["ref_max"] for r in outputs), outputs
+
+
+def test_dtype_cast_of_the_emulation_is_a_usage_error(files, tmp_path):
+    """--dtype float16 would round the emulation's float32 scales: exit 2, nothing written; with
+    --dequantize the float model is cast as asked."""
+    from tests.test_hostile import run_cli
+
+    result = run_cli("convert", files["hybrid"], "-o", tmp_path / "out", "--dtype", "float16")
+    assert result.exit_code == 2 and "--dequantize --dtype float16" in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()
+    assert run_cli("convert", files["hybrid"], "-o", tmp_path / "half", "--dtype", "float16",
+                   "--dequantize").exit_code == 0

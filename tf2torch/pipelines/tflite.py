@@ -15,6 +15,14 @@ from . import Outcome, keras
 from .tf_graph import sized
 
 
+def _quantized(spec: ModelSpec) -> bool:
+    """The model holds int8 weights or activations (what the integer emulation computes)."""
+    from ..tflite.quant import ACTIVATION_INTS
+
+    model = spec.tflite() if spec.tflite is not None else None
+    return model is not None and any(t.dtype in ACTIVATION_INTS for t in model.subgraphs[0].tensors)
+
+
 def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     """The generated model of ``spec``'s TFLite model."""
     from ..tflite.lower import lower
@@ -28,6 +36,10 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     if options.graph_outputs or options.signature is not None:
         raise UsageError(f"{spec.path}: --graph-output / --signature apply to TF graphs; a .tflite model is "
                          "converted whole, its first subgraph")
+    if options.dtype not in (None, "float32") and not options.dequantize and _quantized(spec):
+        raise UsageError(f"{spec.path}: --dtype {options.dtype} would change the float32 scales and tables of "
+                         "the integer emulation LiteRT's arithmetic needs; convert with --dequantize --dtype "
+                         f"{options.dtype} for a float model in {options.dtype}")
     lowered = sized(lambda tf_shape: lower(spec, tf_shape, options.dequantize), options)
     assert lowered is not None  # lower() always returns a model or raises
     # what the lowering adds to the notes (a quantized model's input / output scales, --dequantize) goes
