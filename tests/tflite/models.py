@@ -176,8 +176,10 @@ def int_ops(keras):
     y = L.Conv2D(16, 1)(x)
     z = L.Add()([L.Multiply()([y, L.Activation("sigmoid")(y)]), y])
     z = L.ZeroPadding2D(((1, 0), (2, 1)))(L.Activation("relu")(z))
-    d = L.Dense(12, activation="tanh")(L.GlobalAveragePooling2D()(z))
-    return keras.Model(inp, [L.Softmax()(L.Dense(5)(d)), d])
+    g = L.GlobalAveragePooling2D()(z)
+    d = L.Dense(12, activation="tanh")(g)
+    # the intermediate tensors are outputs too, so each operator is compared, not only what a softmax leaves
+    return keras.Model(inp, [L.Softmax()(L.Dense(5)(d)), d, g, z, x])
 
 
 def prelu_pad(keras):

@@ -104,4 +104,4 @@ def test_verify_compares_every_weighted_operator_in_int8(folder, tmp_path):
     assert result.exit_code == EXIT_OK, result.output + result.stderr
     rows = [r for r in json.loads(report.read_text())["rows"] if r["torch"]]
     assert {r["name"].split()[0] for r in rows if r["kind"] == "layer"} == {"CONV_2D", "FULLY_CONNECTED"}
-    assert len(rows) == 6 and all(r["max_abs"] == 0 for r in rows), rows
+    assert len(rows) == 9 and all(r["max_abs"] == 0 for r in rows), rows  # 4 operators, 5 outputs
