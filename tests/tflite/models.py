@@ -228,7 +228,8 @@ TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's conv
 
 def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quantize: str = "") -> Path:
     """The model ``name`` with random seeded weights, through TF's TFLite converter; ``quantize``:
-    "dynamic_range" (int8 weights), "full_integer" (int8 everywhere, from a representative dataset) or
+    "dynamic_range" (int8 weights), "full_integer" (int8 everywhere, from a representative dataset),
+    "full_integer_float_io" (the same with float input and output: QUANTIZE / DEQUANTIZE at the ends) or
     "int16x8" (int16 activations, int8 weights)."""
     tf, keras = require_tf(), require_keras()
     if name in TF_KERAS:
@@ -242,13 +243,14 @@ def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quan
         converter.target_spec.supported_types = [tf.float16]
     if quantize:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    if quantize in ("full_integer", "int16x8"):
+    if quantize in ("full_integer", "full_integer_float_io", "int16x8"):
         shape = tuple(model.inputs[0].shape[1:])
         rng = np.random.default_rng(seed)
         converter.representative_dataset = lambda: ([rng.normal(size=(1, *shape)).astype(np.float32)]
                                                     for _ in range(4))
-    if quantize == "full_integer":
+    if quantize in ("full_integer", "full_integer_float_io"):  # float_io: QUANTIZE / DEQUANTIZE at the ends
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    if quantize == "full_integer":
         converter.inference_input_type = converter.inference_output_type = tf.int8
     if quantize == "int16x8":  # 16x8: int16 activations, int8 weights (float input and output)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]

@@ -105,3 +105,24 @@ def test_verify_compares_every_weighted_operator_in_int8(folder, tmp_path):
     rows = [r for r in json.loads(report.read_text())["rows"] if r["torch"]]
     assert {r["name"].split()[0] for r in rows if r["kind"] == "layer"} == {"CONV_2D", "FULLY_CONNECTED"}
     assert len(rows) == 9 and all(r["max_abs"] == 0 for r in rows), rows  # 4 operators, 5 outputs
+
+
+def test_float_input_and_output(folder):
+    """A full-integer model with float input and output (TF's converter puts QUANTIZE and DEQUANTIZE at the
+    ends): the float outputs are LiteRT's to the bit. LiteRT's DEQUANTIZE rounds twice (q * scale, then
+    + -zero_point * scale, in float32): a once-rounded scale * (q - zero_point) was one ulp off on up to half
+    the values of an output."""
+    path = make_tflite(folder, "int_ops", quantize="full_integer_float_io", seed=4)
+    model, result = convert_in_memory(path)
+    assert "TFLiteQuantize(" in result.model_source and "TFLiteDequantize(" in result.model_source
+    xs = [2 * np.random.default_rng(3).normal(size=(3, *shape[1:])).astype(np.float32) for shape in input_shapes(path)]
+    with torch.no_grad():
+        out = model(*[to_torch_layout(x) for x in xs])
+    outs = [to_tf_layout(o) for o in out]
+    names = [o["name"] for o in result.report.interface["outputs"]]
+    outs = [outs[i] for i in sorted(range(len(names)), key=lambda i: names[i])]
+    for k, (got, ref) in enumerate(zip(outs, interpret(path, xs))):
+        assert got.dtype == ref.dtype == np.float32
+        print(f"int_ops, float input and output, output {k}: {np.mean(got == ref):.1%} of {ref.size} values "
+              f"bit-equal to the reference kernels'")
+        np.testing.assert_array_equal(got, ref)

@@ -201,14 +201,16 @@ class TFLiteQuantize(nn.Module):
 
 
 class TFLiteDequantize(nn.Module):
-    """DEQUANTIZE int8 -> float: scale * (q - zero point), in double, rounded once to float32."""
+    """DEQUANTIZE int8 -> float as LiteRT's builtin kernel computes it: q * scale + (-zero point * scale), each
+    step rounded to float32 (not the once-rounded scale * (q - zero point): one ulp apart on half the values)."""
 
     def __init__(self, scale, zero_point):
         super().__init__()
         self.scale, self.zero_point = scale, zero_point
 
     def forward(self, q):
-        return ((q.double() - self.zero_point) * self.scale).float()
+        scale = torch.tensor(self.scale, dtype=torch.float32)
+        return q.float() * scale + (-self.zero_point) * scale
 
 
 class TFLiteQuantLUT(nn.Module):
