@@ -31,7 +31,12 @@ def qparams(ctx: LiteCtx, t_index: int) -> tuple[float, int]:
     q = ctx.tensors[t_index].quantization
     if len(q.scales) != 1:
         raise ctx.unsupported(f"tensor {ctx.tensors[t_index].name!r} has {len(q.scales)} scales (expected one)")
-    return float(q.scales[0]), int(q.zero_points[0] if q.zero_points else 0)
+    scale, zero = float(q.scales[0]), int(q.zero_points[0] if q.zero_points else 0)
+    if not (0 < scale < float("inf")) or not -128 <= zero <= 127:
+        raise ctx.unsupported(f"tensor {ctx.tensors[t_index].name!r} has scale {scale!r}, zero point {zero} "
+                              "(an int8 tensor needs a positive finite scale, a zero point in [-128, 127]); "
+                              "the file is corrupt")
+    return scale, zero
 
 
 def _io(ctx: LiteCtx) -> tuple[tuple[float, int], tuple[float, int]]:
@@ -67,6 +72,8 @@ def _multipliers(ctx: LiteCtx, in_scale: float, out_scale: float, weight_index: 
     w = ctx.tensors[ctx.operator.inputs[weight_index]].quantization
     if any(z != 0 for z in w.zero_points):
         raise ctx.unsupported("int8 weights with a zero point")
+    if not w.scales or not all(0 < s < float("inf") for s in w.scales):
+        raise ctx.unsupported("int8 weights without positive finite scales; the file is corrupt")
     pairs = [quantize_multiplier(in_scale * float(s) / out_scale) for s in w.scales]
     return {"multiplier": [m for m, _ in pairs], "shift": [s for _, s in pairs]}
 

@@ -98,6 +98,8 @@ def _hybrid_problem(op: LiteOperator, k: int, t: LiteTensor) -> str:
 def weight_scales(t: LiteTensor, channels: int) -> list[float]:
     """The per-output-channel scales of hybrid weights (one for all when per-tensor)."""
     scales = [float(s) for s in t.quantization.scales]
+    if not all(0 < s < float("inf") for s in scales):
+        raise UnsupportedError(f"tensor {t.name!r}: weight scales must be positive and finite; the file is corrupt")
     if len(scales) not in (1, channels):
         raise UnsupportedError(f"tensor {t.name!r}: {len(scales)} scales for {channels} output channels")
     return scales
