@@ -94,6 +94,22 @@ def test_symmetric_input_quantization(files, tmp_path):
     _hybrid_case(path, "hybrid (symmetric inputs)")
 
 
+def test_per_tensor_hybrid_weights(files, tmp_path):
+    """FULLY_CONNECTED weights with one scale for all outputs (older converters' form; the file rewritten):
+    LiteRT folds that scale into each row's, which the emulation follows."""
+    def one_scale(model, schema) -> None:
+        graph = model.subgraphs[0]
+        for op in graph.operators:
+            if model.operatorCodes[op.opcodeIndex].builtinCode == schema.BuiltinOperator.FULLY_CONNECTED:
+                q = graph.tensors[op.inputs[1]].quantization
+                q.scale, q.zeroPoint, q.quantizedDimension = [float(max(q.scale))], [0], 0
+
+    path = _rewritten(files["hybrid"], tmp_path / "per_tensor_fc.tflite", one_scale)
+    _, result = convert_in_memory(path)
+    assert result.model_source.count("per_channel=False") == 3
+    _hybrid_case(path, "hybrid (per-tensor FC weights)")
+
+
 def test_per_tensor_hybrid_conv_refused(files, tmp_path):
     """A hybrid CONV_2D with one weight scale: LiteRT's symmetric EvalHybrid path, not emulated: exit 1, one
     line naming the operator and why, nothing written."""
