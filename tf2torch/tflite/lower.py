@@ -23,7 +23,7 @@ from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
 from . import ops_array, ops_custom, ops_int, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
 from .atrous import fold_atrous
-from .base import LiteCtx, lookup_int, lookup_lite, supported
+from .base import LiteCtx, lookup_int, lookup_lite, supported, supported_int
 
 _ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
@@ -54,21 +54,27 @@ def _check_supported(model: LiteModel, graph: LiteSubgraph, operators: Sequence[
                                f"not convert: {shown}; `tf2torch layers --tflite-ops` lists the supported ones")
 
 
+def _int8_tensors(model: LiteModel, graph: LiteSubgraph, op: LiteOperator) -> list[LiteTensor]:
+    """The int8 activations an operator reads or writes (none: float or shape arithmetic, converted as usual)."""
+    return [t for i in (*op.inputs, *op.outputs) if i >= 0 for t in (graph.tensors[i],)
+            if t.dtype == "int8" and not model.has_data(t)]
+
+
 def _check_integer(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> None:
-    """A full-integer model: every operator has an integer converter, or only moves values between
-    tensors of one (scale, zero point); the others are refused, every one at once."""
+    """A full-integer model: every operator on int8 activations has an integer converter, or only moves
+    values between tensors of one (scale, zero point); the others are refused, every one at once."""
     missing: dict[str, list[str]] = {}
     for op in operators:
-        if lookup_int(op.kind) is not None:
+        tensors = _int8_tensors(model, graph, op)
+        if not tensors or lookup_int(op.kind) is not None:
             continue
-        params = {(t.quantization.scales, t.quantization.zero_points) for i in (*op.inputs, *op.outputs) if i >= 0
-                  for t in (graph.tensors[i],) if t.dtype == "int8" and not model.has_data(t)}
+        params = {(t.quantization.scales, t.quantization.zero_points) for t in tensors}
         if op.kind in ops_int.MOVES and len(params) <= 1 and op.options.get("fused_activation_function",
                                                                             "NONE") == "NONE":
             continue
-        why = "" if op.kind in ops_int.MOVES else " (no integer kernel emulated)"
+        why = " (no integer kernel emulated)" if op.kind not in ops_int.MOVES else " (int8 tensors of different scales)"
         name = readable(graph.tensors[op.outputs[0]].name) if op.outputs else f"operator {op.index}"
-        missing.setdefault(op.kind + (why or " (int8 tensors of different scales)"), []).append(name)
+        missing.setdefault(op.kind + why, []).append(name)
     if missing:
         shown = "; ".join(f"{kind}: {len(names)} ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
                           for kind, names in sorted(missing.items())[:8])
@@ -112,7 +118,7 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, de
         ctx = LiteCtx(op, graph.tensors, [values.get(i, Missing(f"tensor {i} is computed by no earlier operator"))
                                           if i >= 0 else Missing("an omitted optional input") for i in op.inputs],
                       builder, _node_name(graph, op, taken, keys[1]), dequantize=dequantize)
-        outs = _run(ctx, integer)
+        outs = _run(ctx, integer and bool(_int8_tensors(model, graph, op)))
         for k, i in enumerate(op.outputs):
             if k < len(outs):
                 # (with --input-shape too: the sizes a TFLite input leaves open are None here; the fixed
@@ -140,6 +146,12 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, de
 def supported_ops() -> list[str]:
     """Every TFLite builtin operator a converted model may hold."""
     return supported()
+
+
+def supported_int8_ops() -> list[str]:
+    """Every operator a full-integer int8 model may hold: an integer kernel emulated, or one that only
+    moves values (between tensors of one scale and zero point)."""
+    return sorted(set(supported_int()) | {op for op in ops_int.MOVES if lookup_lite(op) is not None})
 
 
 def _signature_keys(model: LiteModel) -> tuple[dict[int, str], dict[int, str]]:

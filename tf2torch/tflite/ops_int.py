@@ -22,8 +22,7 @@ INT = "tf2torch>LiteInt"
 # Value-moving operators converted by their float converters when their integer tensors share one
 # (scale, zero point) (TFLite's int8 kernels for them require it, as do their op specs).
 MOVES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "CONCATENATION", "SHAPE", "STRIDED_SLICE",
-                   "SLICE", "PACK", "UNPACK", "GATHER", "SPLIT", "SPLIT_V", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
-                   "REDUCE_PROD"})
+                   "SLICE", "PACK", "UNPACK", "GATHER", "SPLIT", "SPLIT_V", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"})
 
 
 def qparams(ctx: LiteCtx, t_index: int) -> tuple[float, int]:
