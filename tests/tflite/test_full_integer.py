@@ -126,3 +126,75 @@ def test_float_input_and_output(folder):
         print(f"int_ops, float input and output, output {k}: {np.mean(got == ref):.1%} of {ref.size} values "
               f"bit-equal to the reference kernels'")
         np.testing.assert_array_equal(got, ref)
+
+
+def test_requantization_rounding_is_the_builtin_kernels(folder):
+    """Which rounding the builtin kernels' requantization takes, measured: each conv / depthwise / FC module
+    of the converted model is run on the interpreter's own int8 input to its operator (every tensor kept)
+    and compared with the operator's int8 output, with the final shift rounded half up (what the emulation
+    does), half away from zero (``RoundingDivideByPOT``, the reference kernels'), and with single rounding
+    (``TFLITE_SINGLE_ROUNDING``). The first must be exact; the others are printed, and at least one must
+    differ somewhere, or the probe could not tell them apart."""
+    import warnings
+
+    from tests.conftest import require_tf
+    from tests.util import load_source, state_dict
+    from tf2torch.readers.tflite.reader import read_model
+
+    tf = require_tf()
+    path = make_tflite(folder, "hybrid", quantize="full_integer", seed=4)
+    _, result = convert_in_memory(path)
+    namespace = load_source(result.model_source)
+    model = namespace["build_model"]()
+    model.load_state_dict(state_dict(result.plans), strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        interp = tf.lite.Interpreter(model_path=str(path), experimental_preserve_all_tensors=True,
+                                     experimental_op_resolver_type=tf.lite.experimental.OpResolverType
+                                     .BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    interp.allocate_tensors()
+    detail = interp.get_input_details()[0]
+    interp.set_tensor(detail["index"], np.random.default_rng(9).integers(-128, 128, detail["shape"]).astype(np.int8))
+    interp.invoke()
+    graph = read_model(path).subgraphs[0]
+    weighted = [op for op in graph.operators if op.op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")]
+    modules = [m for m in model.modules() if type(m).__name__ in ("TFLiteQuantConv2d", "TFLiteQuantLinear")]
+    assert len(modules) == len(weighted) == 6  # 3 convolutions, 3 fully-connected
+    original = namespace["lite_requantize"]
+
+    def single(acc, multiplier, shift, upward=False):  # one rounding of acc * m / 2**(31 - shift), half up
+        total = 31 - shift
+        return (acc * multiplier + (torch.ones_like(acc) << (total - 1))) >> total
+
+    rules = {"half up": lambda a, m, s, upward=False: original(a, m, s, True),
+             "half away from zero": lambda a, m, s, upward=False: original(a, m, s, False), "single": single}
+    differs = 0
+    def key(shape, depthwise=False):  # (size, output channels) tells this model's weights apart
+        return int(np.prod(shape)), shape[3] if depthwise else shape[0]
+
+    by_weight = {key(tuple(m.weight.shape)): m for m in modules}
+    for op in weighted:
+        module = by_weight[key(graph.tensors[op.inputs[1]].shape, op.op == "DEPTHWISE_CONV_2D")]
+        x = np.array(interp.get_tensor(op.inputs[0]))
+        expected = np.array(interp.get_tensor(op.outputs[0]))
+        producer = next((p for p in graph.operators if op.inputs[0] in p.outputs), op)  # (none: a model input)
+        if producer.op == "RESHAPE":  # a Flatten: the module's rows are in channels-first order (layout table)
+            x = np.array(interp.get_tensor(producer.inputs[0])).transpose(0, 3, 1, 2).reshape(x.shape[0], -1)
+        feed = torch.from_numpy(x).permute(0, 3, 1, 2) if x.ndim == 4 else torch.from_numpy(x.reshape(x.shape[0], -1))
+        for rule, fn in rules.items():
+            namespace["lite_requantize"] = fn
+            with torch.no_grad():
+                got = module(feed)
+            namespace["lite_requantize"] = original
+            got = got.permute(0, 2, 3, 1).numpy() if got.ndim == 4 else got.numpy()
+            equal = float(np.mean(got == expected.reshape(got.shape)))
+            print(f"{op.op} {readable_name(graph, op)}: rounding {rule}: {equal:.2%} of {expected.size} equal")
+            if rule == "half up":
+                assert equal == 1.0, (op.op, rule, equal)
+            else:
+                differs += equal < 1.0
+    assert differs > 0
+
+
+def readable_name(graph, op) -> str:
+    return graph.tensors[op.outputs[0]].name.split(";", 1)[0]
