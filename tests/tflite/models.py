@@ -182,6 +182,18 @@ def int_ops(keras):
     return keras.Model(inp, [L.Softmax()(L.Dense(5)(d)), d, g, z, x])
 
 
+def v3_ops(keras):
+    """MobileNetV3's int8 operators, each an output: HARD_SWISH, a MEAN with keep_dims (the builtin
+    kernel's own 4-D path: 20 channels, 16 in its vector loop and 4 in its scalar one), hard sigmoid as
+    ADD / MUL of one-number constants and RELU6, LEAKY_RELU."""
+    L = keras.layers
+    inp = keras.Input((9, 8, 4))
+    c = L.Conv2D(20, 3, padding="same")(inp)
+    hard_sigmoid = L.ReLU(6.0)(c + 3.0) * (1.0 / 6.0)
+    return keras.Model(inp, [L.Activation("hard_swish")(c), L.GlobalAveragePooling2D(keepdims=True)(c),
+                             hard_sigmoid, L.LeakyReLU(negative_slope=0.3)(c)])
+
+
 def prelu_pad(keras):
     """PRELU (a PReLU shared over the spatial axes: one slope per channel) and PADV2 (tf.pad with a
     constant value other than 0) between stride-2 SAME convs."""
@@ -222,7 +234,7 @@ def mobilenet_v3_small(keras):
 MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
                                "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes, "blocks": blocks,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
-                               "prelu_pad": prelu_pad, "hybrid": hybrid, "int_ops": int_ops, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
+                               "prelu_pad": prelu_pad, "hybrid": hybrid, "int_ops": int_ops, "v3_ops": v3_ops, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
 TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's converter fuses only its LSTM
 
 

@@ -27,7 +27,9 @@ SLOW = pytest.mark.skipif(os.environ.get("TF2TORCH_SLOW") != "1", reason="TF2TOR
 # hybrid: CONV_2D (SAME, stride 2), DEPTHWISE_CONV_2D (x4), 1x1 CONV_2D, FULLY_CONNECTED after a Flatten and
 #   a MEAN; int_ops: pools into a CONCATENATION, LOGISTIC, MUL, ADD + RELU, PAD, MEAN, FC, TANH, SOFTMAX;
 # convs: dilated convs (space-to-batch), a batch norm as per-channel int8 MUL / ADD constants, RELU, TANH
-CASES = ["hybrid", "int_ops", "convs", pytest.param("mobilenet_v2", marks=[pytest.mark.slow, SLOW])]
+# v3_ops: HARD_SWISH, MEAN with keep_dims, hard sigmoid (ADD / MUL of a number, RELU6), LEAKY_RELU
+CASES = ["hybrid", "int_ops", "convs", "v3_ops", pytest.param("mobilenet_v2", marks=[pytest.mark.slow, SLOW]),
+         pytest.param("mobilenet_v3_small", marks=[pytest.mark.slow, SLOW])]
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,8 @@ def _broadcast(ctx: Ctx) -> TensorInfo:
 @converter(INT + "Add", INT + "Mul", wants="same")
 def binary(ctx: Ctx) -> Converted:
     constant = bind(ctx, ["constant"])["constant"] if ctx.layer.weights else None
-    out = _broadcast(ctx) if constant is None else ctx.x
+    scalar = ctx.config.get("scalar")
+    out = _broadcast(ctx) if constant is None and scalar is None else ctx.x
     zero_points = tuple(_ints(ctx, "zero_points"))
     common = (("output_zero_point", _int(ctx, "output_zero_point")), *_range(ctx))
     if ctx.layer.class_name.endswith("Mul"):
@@ -135,6 +136,10 @@ def binary(ctx: Ctx) -> Converted:
         sign = _int(ctx, "sign")
         module = Module("TFLiteQuantAdd", (zero_points, tuple(tuple(p) for p in params)),
                         common + ((("sign", -1),) if sign == -1 else ()))
+    if scalar is not None:  # x op c, c one int8 number: a (1,) buffer broadcasts over any layout
+        module = Module(module.cls, module.args, module.kwargs + (("constant_shape", (1,)),))
+        const = Param("", "constant", layouts.IDENTITY, const=np.asarray([_int(ctx, "scalar")], dtype=np.int8))
+        return Converted((apply_module(module),), (out,), (const,), helpers=(module.cls,))
     if constant is not None:  # x op c, c one int8 value per channel: (C,) for (N, C), (C, 1, 1) for (N, C, H, W)
         cf = ctx.x.layout == "cf" and len(ctx.x.shape) > 1
         shape = (constant.shape[0],) + (1,) * (len(ctx.x.shape) - 1 if cf else 0)
@@ -155,9 +160,10 @@ def mean(ctx: Ctx) -> Converted:
     if any(not 0 < a < rank for a in axes):
         raise ctx.unsupported(f"axes {axes}")
     shape = tuple(1 if i + 1 in axes else s for i, s in enumerate(ctx.x.shape) if keep or i + 1 not in axes)
+    bias = (("bias", _int(ctx, "bias")),) if "bias" in ctx.config else ()
     module = Module("TFLiteQuantMean", (tuple(axes), _int(ctx, "input_zero_point"), _int(ctx, "multiplier"),
                                         _int(ctx, "shift"), _int(ctx, "output_zero_point")),
-                    (("keepdim", True),) if keep else ())
+                    ((("keepdim", True),) if keep else ()) + bias)
     return _call(module, TensorInfo(shape, "keras"))
 
 
@@ -214,3 +220,20 @@ def softmax(ctx: Ctx) -> Converted:
     dim = 1 if ctx.x.layout == "cf" and len(ctx.x.shape) > 1 else -1  # TF's last axis (channels)
     module = Module("TFLiteQuantSoftmax", (scale, _int(ctx, "output_zero_point")), (("dim", dim),) if dim != -1 else ())
     return _call(module, ctx.x, (Param("", "table", layouts.IDENTITY, const=np.asarray(values, dtype=np.float32)),))
+
+
+@converter(INT + "HardSwish", wants="any")
+def hard_swish(ctx: Ctx) -> Converted:
+    names = ("input_zero_point", "output_zero_point", "output_multiplier", "output_exponent", "reluish_multiplier",
+             "reluish_exponent")
+    return _call(Module("TFLiteQuantHardSwish", tuple(_int(ctx, k) for k in names)), ctx.x)
+
+
+@converter(INT + "LeakyRelu", wants="any")
+def leaky_relu(ctx: Ctx) -> Converted:
+    params = ctx.config.get("params")
+    if not isinstance(params, list) or len(params) != 2:
+        raise ctx.unsupported(f"config params={params!r}")
+    module = Module("TFLiteQuantLeakyRelu", (_int(ctx, "input_zero_point"), tuple(tuple(p) for p in params),
+                                             _int(ctx, "output_zero_point")))
+    return _call(module, ctx.x)

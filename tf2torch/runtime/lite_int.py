@@ -137,19 +137,29 @@ class TFLiteQuantMul(nn.Module):
 
 class TFLiteQuantMean(nn.Module):
     """MEAN of int8 over ``dims`` (LiteRT's ``QuantizedMeanOrSum``): the sum less count * input zero point,
-    requantized by a multiplier that folds in 1 / count, plus the output zero point, clamped."""
+    requantized by a multiplier that folds in 1 / count, plus the output zero point, clamped. With ``bias``
+    (height and width of a 4-D (N, H, W, C) tensor, keepdim: the builtin kernel's own path), the raw sum
+    requantized by input scale / (count * output scale), plus ``bias``, clamped; that kernel takes channels
+    16 at a time in its vector loop, whose shift rounds half up, and the last C mod 16 in a scalar loop,
+    which rounds half away from zero (one thread, the interpreter's default)."""
 
-    def __init__(self, dims, input_zero_point, multiplier, shift, output_zero_point, keepdim=False):
+    def __init__(self, dims, input_zero_point, multiplier, shift, output_zero_point, keepdim=False, bias=None):
         super().__init__()
-        self.dims, self.keepdim = tuple(dims), keepdim
+        self.dims, self.keepdim, self.bias = tuple(dims), keepdim, bias
         self.input_zero_point, self.multiplier, self.shift = input_zero_point, multiplier, shift
         self.output_zero_point = output_zero_point
 
     def forward(self, x):
+        total = x.long().sum(dim=self.dims, keepdim=self.keepdim)
+        if self.bias is not None:
+            m, s = torch.tensor(self.multiplier), torch.tensor(self.shift)
+            vector = (torch.arange(total.shape[-1]) < total.shape[-1] // 16 * 16)
+            out = torch.where(vector, lite_requantize(total, m, s, True), lite_requantize(total, m, s)) + self.bias
+            return lite_clamp_int8(out, -128, 127)
         count = 1
         for d in self.dims:
             count *= x.shape[d]
-        total = x.long().sum(dim=self.dims, keepdim=self.keepdim) - self.input_zero_point * count
+        total = total - self.input_zero_point * count
         out = lite_requantize(total, torch.tensor(self.multiplier), torch.tensor(self.shift))
         return lite_clamp_int8(out + self.output_zero_point, -128, 127)
 
@@ -259,3 +269,59 @@ class TFLiteQuantSoftmax(nn.Module):
         rounded = torch.sign(scaled) * torch.floor(scaled.abs() + 0.5)
         out = lite_clamp_int8(rounded.long() + self.output_zero_point, -128, 127)
         return out.movedim(-1, self.dim)
+
+
+def lite_high_mul16(a, b, rounding=True):
+    """gemmlowp's ``SaturatingRoundingDoublingHighMul`` on int16 values (``rounding=False``: TFLite's
+    ``SaturatingDoublingHighMul``, truncating): (2 * a * b) / 2**16, saturated at -32768 * -32768."""
+    ab = a * b
+    if rounding:
+        ab = ab + torch.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    out = torch.div(ab, 1 << 15, rounding_mode="trunc")
+    return torch.where((a == -32768) & (b == -32768), 32767, out)
+
+
+class TFLiteQuantHardSwish(nn.Module):
+    """HARD_SWISH on int8 (LiteRT's ``HardSwish``, 16-bit fixed point): x on a "high-res" scale (x 2**7),
+    times the output multiplier; a "relu-ish" factor, x rescaled so that 3.0 is 32768, saturated, mapped
+    from [-1, 1] to [0, 1]; their product (truncating), shifted to the output scale, plus the zero point."""
+
+    def __init__(self, input_zero_point, output_zero_point, output_multiplier, output_exponent, reluish_multiplier,
+                 reluish_exponent):
+        super().__init__()
+        self.input_zero_point, self.output_zero_point = input_zero_point, output_zero_point
+        self.output_multiplier, self.output_exponent = output_multiplier, output_exponent
+        self.reluish_multiplier, self.reluish_exponent = reluish_multiplier, reluish_exponent
+
+    def forward(self, q):
+        hires = (q.long() - self.input_zero_point) * 128
+        preshift = lite_high_mul16(hires, torch.tensor(self.output_multiplier))
+        reluish = hires
+        if self.reluish_exponent > 0:  # saturating left shifts around the multiply, as LiteRT's
+            reluish = (reluish << (self.reluish_exponent - 1)).clamp(-32768, 32767)
+        reluish = lite_high_mul16(reluish, torch.tensor(self.reluish_multiplier))
+        if self.reluish_exponent > 0:
+            reluish = (reluish << 1).clamp(-32768, 32767)
+        if self.reluish_exponent < 0:
+            reluish = lite_shift_down(reluish, torch.tensor(-self.reluish_exponent))
+        reluish = (reluish + (1 << 15)) >> 1
+        out = lite_high_mul16(reluish, preshift, rounding=False)
+        out = lite_shift_down(out, torch.tensor(-self.output_exponent)) + self.output_zero_point
+        return lite_clamp_int8(out, -128, 127)
+
+
+class TFLiteQuantLeakyRelu(nn.Module):
+    """LEAKY_RELU on int8: x - zero point requantized by input / output scale where it is >= 0, by
+    alpha * input / output scale where negative, plus the output zero point, clamped. ``params``:
+    (multiplier, shift) of the identity and of alpha."""
+
+    def __init__(self, input_zero_point, params, output_zero_point):
+        super().__init__()
+        self.input_zero_point, self.params = input_zero_point, tuple(tuple(p) for p in params)
+        self.output_zero_point = output_zero_point
+
+    def forward(self, q):
+        x = q.long() - self.input_zero_point
+        (mi, si), (ma, sa) = (tuple(torch.tensor(v) for v in p) for p in self.params)
+        out = torch.where(x >= 0, lite_requantize(x, mi, si), lite_requantize(x, ma, sa))
+        return lite_clamp_int8(out + self.output_zero_point, -128, 127)

@@ -16,7 +16,17 @@ from ..tfgraph.base import Const, Tensor, Value
 from ..tfgraph.ops_nn import out_size
 from .base import LiteCtx, int_op
 from .ops_math import _same_rank
-from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier, softmax_table
+from .quant_math import (
+    activation_range,
+    add_params,
+    hard_swish_params,
+    leaky_relu_params,
+    lut,
+    mean_hw_params,
+    mean_params,
+    quantize_multiplier,
+    softmax_table,
+)
 
 INT = "tf2torch>LiteInt"
 # Value-moving operators converted by their float converters when their integer tensors share one
@@ -164,6 +174,9 @@ def binary(ctx: LiteCtx) -> tuple[Value, ...]:
     else:
         config.update(params=[list(p) for p in add_params(s1, s2, s_out)], sign=-1 if ctx.op == "SUB" else 1)
     kind = "Mul" if ctx.op == "MUL" else "Add"
+    if constant is not None and constant.shape == ():  # x op c, c one int8 number (hard sigmoid's 1/6, +3)
+        config["scalar"] = int(np.asarray(constant.array()).reshape(-1)[0])
+        return (ctx.layer(INT + kind, config, [a], a.shape, name=ctx.name),)
     if constant is not None:  # x op c: c is the layer's int8 weight, one value per channel
         return (ctx.layer(INT + kind, config, [a], a.shape, weights=[("constant", constant)], name=ctx.name),)
     assert isinstance(a, Tensor) and isinstance(b, Tensor)
@@ -174,8 +187,10 @@ def binary(ctx: LiteCtx) -> tuple[Value, ...]:
 
 def _channel_constant(ctx: LiteCtx, c: Const, x: Tensor) -> Const:
     """An int8 constant operand holding one value per channel (a folded batch norm's scale or shift), as
-    a (C,) vector; anything else is refused."""
+    a (C,) vector, or one value for all (shape ()); anything else is refused."""
     channels = x.shape[-1]
+    if c.var.dtype.name == "int8" and int(np.prod(c.shape)) == 1:
+        return ctx.reshaped(c, ())
     if c.var.dtype.name != "int8" or any(d != 1 for d in c.shape[:-1]) or not c.shape or c.shape[-1] != channels:
         raise ctx.unsupported(f"a {c.var.dtype.name} constant operand of shape {list(c.shape)} for "
                               f"{channels} channels (one int8 value per channel is emulated)")
@@ -191,11 +206,13 @@ def mean(ctx: LiteCtx) -> tuple[Value, ...]:
     if 0 in dims or any(x.shape[d] is None for d in dims):
         raise ctx.unsupported(f"a mean over axes {dims} of shape {list(x.shape)}")
     count = int(np.prod([x.shape[d] for d in dims]))
-    multiplier, shift = mean_params(s_in, s_out, count)
     keep = bool(ctx.option("keep_dims", False))
     shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keep or i not in dims)
-    config = {"axes": dims, "keepdims": keep, "input_zero_point": z_in, "output_zero_point": z_out,
-              "multiplier": multiplier, "shift": shift}
+    config = {"axes": dims, "keepdims": keep, "input_zero_point": z_in, "output_zero_point": z_out}
+    if keep and rank == 4 and dims == [1, 2]:  # the builtin kernel's own 4-D path: another formula
+        config["multiplier"], config["shift"], config["bias"] = mean_hw_params(s_in, z_in, s_out, z_out, count)
+    else:
+        config["multiplier"], config["shift"] = mean_params(s_in, s_out, count)
     return (ctx.layer(INT + "Mean", config, [x], shape, name=ctx.name),)
 
 
@@ -249,6 +266,27 @@ def _rescale(ctx: LiteCtx, activation: str) -> tuple[Value, ...]:
 @int_op("RELU", "RELU6", "RELU_N1_TO_1")
 def relu(ctx: LiteCtx) -> tuple[Value, ...]:
     return _rescale(ctx, _RELUS[ctx.op])
+
+
+@int_op("HARD_SWISH")
+def hard_swish(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    out_m, out_e, rel_m, rel_e = hard_swish_params(s_in, s_out)
+    if out_e > 0:  # LiteRT's Prepare requires a right shift on the output
+        raise ctx.unsupported(f"an output multiplier exponent {out_e} (LiteRT refuses it too)")
+    config = {"input_zero_point": z_in, "output_zero_point": z_out, "output_multiplier": out_m,
+              "output_exponent": out_e, "reluish_multiplier": rel_m, "reluish_exponent": rel_e}
+    return (ctx.layer(INT + "HardSwish", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("LEAKY_RELU")
+def leaky_relu(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    identity, alpha = leaky_relu_params(s_in, s_out, float(ctx.option("alpha", 0.2)))
+    config = {"input_zero_point": z_in, "params": [list(identity), list(alpha)], "output_zero_point": z_out}
+    return (ctx.layer(INT + "LeakyRelu", config, [x], x.shape, name=ctx.name),)
 
 
 @int_op("SOFTMAX")

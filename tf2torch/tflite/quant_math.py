@@ -61,6 +61,18 @@ def mean_params(s_in: float, s_out: float, count: int) -> tuple[int, int]:
     return (multiplier << bits) // count, shift - bits
 
 
+def mean_hw_params(s_in: float, z_in: int, s_out: float, z_out: int, count: int) -> tuple[int, int, int]:
+    """MEAN over the height and width of a 4-D int8 tensor with keep_dims (the builtin kernel's own path,
+    ``optimized_integer_ops::Mean``; float32 arithmetic): the raw sum times input scale / (count * output
+    scale), plus a bias that folds in both zero points. Returns (multiplier, shift, bias)."""
+    f32 = np.float32
+    temp = f32(z_in) * f32(s_in) / f32(s_out)
+    temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
+    bias = z_out - int(temp)  # C's cast truncates toward zero
+    multiplier, shift = quantize_multiplier(float(f32(s_in) / (f32(count) * f32(s_out))))
+    return multiplier, shift, bias
+
+
 def lut(op: str, s_in: float, z_in: int, s_out: float, z_out: int) -> list[int]:
     """LiteRT's int8 lookup table for LOGISTIC / TANH (``LUTPopulate``): for each q in [-128, 127],
     f(s_in * (q - z_in)) / s_out rounded (float32 arithmetic, as the kernel), plus z_out, clamped."""
@@ -80,3 +92,27 @@ def softmax_table(input_scale: float, beta: float) -> list[float]:
     scale = np.float32(-np.float32(input_scale) * np.float32(beta))
     values = np.exp((scale * k).astype(np.float64)).astype(np.float32)
     return [float(v) for v in values[::-1]]
+
+
+def _to_int16(multiplier: int) -> int:
+    """``DownScaleInt32ToInt16Multiplier``: the top 16 bits of a Q31 multiplier, rounded (saturating)."""
+    if multiplier >= (1 << 31) - 1 - (1 << 15):
+        return (1 << 15) - 1
+    return (multiplier + (1 << 15)) >> 16
+
+
+def hard_swish_params(s_in: float, s_out: float) -> tuple[int, int, int, int]:
+    """HARD_SWISH on int8 (``HardSwishPrepare``, float32 arithmetic): the 16-bit output multiplier and
+    exponent (high-res input scale, s_in / 128, over s_out) and the relu-ish ones (over 3 / 32768)."""
+    f32 = np.float32
+    hires = f32(1.0 / 128.0) * f32(s_in)
+    out_m, out_e = quantize_multiplier(float(hires / f32(s_out)))
+    rel_m, rel_e = quantize_multiplier(float(hires / (f32(3.0) / f32(32768.0))))
+    return _to_int16(out_m), out_e, _to_int16(rel_m), rel_e
+
+
+def leaky_relu_params(s_in: float, s_out: float, alpha: float) -> tuple[tuple[int, int], tuple[int, int]]:
+    """LEAKY_RELU on int8: (multiplier, shift) of input / output scale and of alpha * input / output scale
+    (the latter a float32 product and quotient, as the kernel's Prepare computes it)."""
+    f32 = np.float32
+    return quantize_multiplier(s_in / s_out), quantize_multiplier(float(f32(s_in) * f32(alpha) / f32(s_out)))
