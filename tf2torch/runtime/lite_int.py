@@ -5,9 +5,11 @@ Integer sums are taken in float64 (exact: every partial sum of int8 products is 
 rounded to int64; the requantization is LiteRT's own fixed-point arithmetic on int64 tensors
 (tflite/kernels/internal/common.h): ``SaturatingRoundingDoublingHighMul`` (the product's high 32 bits,
 doubled, rounded half away from zero) then a rounding right shift. The builtin (optimized) kernels round
-that last shift half up for convolutions, depthwise convolutions and fully-connected layers (their GEMM /
-depthwise paths), where ``RoundingDivideByPOT`` rounds half away from zero: ``upward`` chooses, as measured
-against the interpreter (tests/tflite/test_full_integer.py).
+that last shift half up in their vector loops (x86 builds run TFLite's NEON code through an SSE
+translation, and NEON's rounding shift rounds half up: convolutions, depthwise convolutions, fully-connected
+layers, MEAN's 4-D path), where ``RoundingDivideByPOT`` (the reference kernels', and the optimized kernels'
+scalar loops) rounds half away from zero: ``upward`` chooses, as measured against the interpreter
+(tests/tflite/test_full_integer.py).
 """
 
 from __future__ import annotations
