@@ -45,6 +45,13 @@ def test_matches_the_reference_kernels(folder, name):
     assert counts["missing"] == counts["unexpected"] == counts["mismatched"] == 0, counts
     assert "TFLiteQuantConv2d(" in result.model_source
     assert any("the converted model's input is q itself (int8" in note for note in result.report.notes)
+    from tf2torch.readers.tflite.reader import read_model
+
+    graph = read_model(path).subgraphs[0]
+    q = graph.tensors[graph.inputs[0]].quantization
+    assert result.report.interface["inputs"][0]["quantization"] == {
+        "dtype": "int8", "scale": q.scales[0], "zero_point": q.zero_points[0], "values": "quantized"}
+    assert all(o["quantization"]["dtype"] == "int8" for o in result.report.interface["outputs"])
     rng = np.random.default_rng(11)
     # int8 probes: the representative distribution quantized, and the whole int8 range (saturating paths)
     xs = [np.concatenate([_quantized(path, rng.normal(size=(2, *shape[1:]))),

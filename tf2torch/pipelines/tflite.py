@@ -45,4 +45,21 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     # what the lowering adds to the notes (a quantized model's input / output scales, --dequantize) goes
     # into model.py's docstring too
     added = tuple(n for n in lowered.notes if n not in spec.notes)
-    return keras.generated(lowered, options, input_shape=options.input_shape, doc_notes=added)
+    outcome = keras.generated(lowered, options, input_shape=options.input_shape, doc_notes=added)
+    _quantization(spec, outcome.report.interface, options.dequantize)
+    return outcome
+
+
+def _quantization(spec: ModelSpec, interface: dict, dequantize: bool) -> None:
+    """report.json's interface: each quantized input / output with its dtype, scale and zero point, and
+    what the converted model takes or returns for it (the integers, or with --dequantize the real values)."""
+    from ..tflite.quant import ACTIVATION_INTS
+
+    graph = spec.tflite().subgraphs[0]  # type: ignore[misc]
+    for kind, indices in (("inputs", graph.inputs), ("outputs", graph.outputs)):
+        for entry, i in zip(interface.get(kind) or [], indices):  # both in the model's order
+            q = graph.tensors[i].quantization
+            if graph.tensors[i].dtype in ACTIVATION_INTS and len(q.scales) == 1:
+                entry["quantization"] = {"dtype": graph.tensors[i].dtype, "scale": float(q.scales[0]),
+                                         "zero_point": int(q.zero_points[0] if q.zero_points else 0),
+                                         "values": "real" if dequantize else "quantized"}
