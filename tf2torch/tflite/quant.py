@@ -82,7 +82,7 @@ def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperato
 def _hybrid_problem(op: LiteOperator, k: int, t: LiteTensor) -> str:
     """Why an operator reading the quantized constant ``t`` at input ``k`` is not emulated ('' if it is)."""
     if op.op not in HYBRID or k != 1:
-        return "a hybrid kernel"
+        return "its hybrid kernel is not emulated"
     if t.dtype != "int8":
         return f"{t.dtype} weights"
     if any(z != 0 for z in t.quantization.zero_points):
