@@ -124,6 +124,9 @@ def test_per_tensor_hybrid_conv_refused(files, tmp_path):
 
     path = _rewritten(files["hybrid"], tmp_path / "per_tensor.tflite", one_scale)
     refuses_without_output(tmp_path, path, "CONV_2D (one weight scale for all channels)", "--dequantize")
+    _, result = convert_in_memory(path, dequantize=True)  # the float model, its distance not measurable here
+    assert any(n.startswith("--dequantize distance: not measured at conversion") and "CONV_2D" in n
+               for n in result.report.notes), result.report.notes
 
 
 def test_full_integer_dequantized(files, tmp_path):
@@ -160,6 +163,12 @@ def test_full_integer_dequantized(files, tmp_path):
                   f"max {steps.max():.1f} steps, {np.mean(steps <= 1):.1%} within 1 step, relative "
                   f"{rel_error(out, (ref.astype(np.float64) - z) * s):.2e}")
             assert np.median(steps) < 4  # the same function, a few rounding steps apart
+    # the report states the distance from the emulation on its own probe (the emulation being LiteRT's
+    # integers, this is the distance from integer inference)
+    note = next(n for n in result.report.notes if n.startswith("--dequantize distance from integer inference"))
+    print(note)
+    relative = float(note.split("max |output| ")[1].split(",")[0])
+    assert 0 < relative < 0.5, note
     with pytest.raises(UsageError, match="--dequantize applies to quantized .tflite"):
         api.convert(FIXTURES / "keras3" / "cnn.keras", None, dry_run=True, dequantize=True)
 

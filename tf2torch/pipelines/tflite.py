@@ -24,9 +24,8 @@ def _quantized(spec: ModelSpec) -> bool:
 
 
 def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
-    """The generated model of ``spec``'s TFLite model."""
-    from ..tflite.lower import lower
-
+    """The generated model of ``spec``'s TFLite model (with --dequantize of a quantized one, its distance
+    from the integer emulation, measured on a probe, in the report: ``tflite_distance``)."""
     if options.weights_only:
         raise UsageError(f"{spec.path}: --weights-only is not available for .tflite models (their weights are in "
                          "TFLite's own layouts); convert the model, whose state_dict is model.safetensors")
@@ -40,6 +39,18 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
         raise UsageError(f"{spec.path}: --dtype {options.dtype} would change the float32 scales and tables of "
                          "the integer emulation LiteRT's arithmetic needs; convert with --dequantize --dtype "
                          f"{options.dtype} for a float model in {options.dtype}")
+    outcome = _generated(spec, options)
+    if options.dequantize and _quantized(spec):
+        from .tflite_distance import distance_note
+
+        outcome.report.notes.append(distance_note(outcome, lambda o: _generated(spec, o), options,
+                                                  outcome.report.interface))
+    return outcome
+
+
+def _generated(spec: ModelSpec, options: ConvertOptions) -> Outcome:
+    from ..tflite.lower import lower
+
     lowered = sized(lambda tf_shape: lower(spec, tf_shape, options.dequantize), options)
     assert lowered is not None  # lower() always returns a model or raises
     # what the lowering adds to the notes (a quantized model's input / output scales, --dequantize) goes
