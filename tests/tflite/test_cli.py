@@ -165,3 +165,9 @@ def test_full_integer_fixture_matches_the_interpreter():
     assert equal == 1.0, (out.numpy(), io["cnn_int8"])
     counts = result.report.counts()
     assert counts["missing"] == 0 and counts["unexpected"] == 0, counts
+
+
+def test_metadata_names_in_the_report():
+    """The file's metadata entries' names reach report.json's notes (docs/tflite.md, "What is read")."""
+    _, result = convert_in_memory(FIXTURES / "cnn.tflite")
+    assert any(n.startswith("TFLite metadata: ") and "min_runtime_version" in n for n in result.report.notes)

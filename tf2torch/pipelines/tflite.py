@@ -57,6 +57,7 @@ def _generated(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     # into model.py's docstring too
     added = tuple(n for n in lowered.notes if n not in spec.notes)
     outcome = keras.generated(lowered, options, input_shape=options.input_shape, doc_notes=added)
+    outcome.report.notes[:0] = list(spec.notes)  # the reader's (the file's metadata entries), as docs/tflite.md says
     _quantization(spec, outcome.report.interface, options.dequantize)
     return outcome
 
