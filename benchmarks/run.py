@@ -34,6 +34,7 @@ from make_checkpoint import cache_root, ensure_checkpoint  # noqa: E402
 
 # Targets of issue 7 (reported, never asserted).
 MAX_FLOOR_RATIO = 2.0  # convert to safetensors: at most 2x the time of copying the data file
+MAX_SYNC_RATIO = 1.2  # issue 26: at most 1.2x copying the data file and syncing it (both durable)
 MIN_BASELINE_SPEEDUP = 5.0  # the TF baseline takes at least 5x as long
 RSS_SLACK_MB = 300  # peak RSS at most the largest tensor + 300 MB
 MAX_INSPECT_S = 0.3
@@ -128,9 +129,21 @@ def machine() -> dict:
             "tensorflow": version("tensorflow"), "crc32c": version("crc32c"), "safetensors": version("safetensors")}
 
 
+def compile_bytecode() -> None:
+    """Compile tf2torch's modules to bytecode once, as ``pip install`` does for an installed wheel: an editable
+    checkout run with PYTHONDONTWRITEBYTECODE=1 would otherwise compile ~250 modules in every timed run
+    (about 0.3 s that no installed copy pays)."""
+    import compileall
+
+    import tf2torch
+
+    compileall.compile_dir(Path(tf2torch.__file__).parent, quiet=1)
+
+
 def run_rounds(chosen: list[Step], repeats: int) -> None:
     """One untimed run of each step (warm page and import caches), then ``repeats`` rounds with the steps
     taking turns (noise from other work spreads over all of them); the outputs removed at the end."""
+    compile_bytecode()
     for step in chosen:
         run_once(step)
     for i in range(repeats):
@@ -200,8 +213,8 @@ def targets(by: dict[str, Step], largest: int) -> dict[str, dict]:
         if "floor-cp-sync" in by:
             ratio = conv.median("wall_s") / by["floor-cp-sync"].median("wall_s")
             out["floor_sync_ratio"] = {"what": "convert to safetensors / (cp + sync) (wall; both durable)",
-                                       "value": round(ratio, 2), "target": f"<= {MAX_FLOOR_RATIO}",
-                                       "met": ratio <= MAX_FLOOR_RATIO}
+                                       "value": round(ratio, 2), "target": f"<= {MAX_SYNC_RATIO}",
+                                       "met": ratio <= MAX_SYNC_RATIO}
     if conv and "baseline-tf" in by:
         speedup = by["baseline-tf"].median("wall_s") / conv.median("wall_s")
         out["baseline_speedup"] = {"what": "TF baseline / convert to safetensors (wall)", "value": round(speedup, 1),

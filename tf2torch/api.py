@@ -231,7 +231,8 @@ def verify(source: str | Path, out_dir: str | Path, **options: Any):
     """Run ``source`` in TensorFlow and ``out_dir``'s converted model in PyTorch; compare per layer.
 
     Needs the ``tf`` extra. Keyword options as ``tf2torch.compare.verify`` (``input_shape``, ``inputs``,
-    ``atol``, ``rtol``, ``seed``, ``report_file``, ``plot``, ``force``, ``tf_inputs``, ``tf_outputs``).
+    ``atol``, ``rtol``, ``seed``, ``report_file``, ``plot``, ``force``, ``tf_inputs``, ``tf_outputs``;
+    ``hf_config`` for an original TF1 checkpoint converted with it: transformers 4.x's loader is the reference).
 
     Returns:
         A ``VerifyResult``: ``.ok``, ``.first_diverging``, per-layer ``.rows``, ``.to_json()``.

@@ -162,9 +162,6 @@ def convert(source: Path, out_dir: Path | None, suggest_rules: bool, run_verify:
         raise click.UsageError("missing -o/--out OUTDIR (or pass --dry-run)")
     try:
         options = ConvertOptions(**fields)
-        if run_verify and api.hf_route(source, options) == "checkpoint":
-            raise UsageError("--verify does not apply to --hf-config: verify has no TF model to run for an original "
-                             "TF1 checkpoint yet; drop --verify")
         if suggest_rules:
             _suggest_rules(source, options)
             return
@@ -187,7 +184,7 @@ def convert(source: Path, out_dir: Path | None, suggest_rules: bool, run_verify:
     if run_verify and not options.dry_run:
         ctx = click.get_current_context()
         ctx.invoke(verify, source=source, out_dir=out_dir, input_shape=options.input_shape, quiet=quiet,
-                   as_json=False)
+                   as_json=False, hf_config=options.hf_config)
 
 
 def _suggest_rules(source: Path, options: Any) -> None:
@@ -226,19 +223,22 @@ def _suggest_rules(source: Path, options: Any) -> None:
               help="TF1 graphs: the input placeholder (repeat for several, in the PyTorch forward's order).")
 @click.option("--tf-output", "tf_outputs", multiple=True, metavar="NAME",
               help="TF1 graphs: the output tensor (default: an op named logits, output, predictions, ...).")
+@click.option("--hf-config", type=PathArg, help="SOURCE is an original TF1 checkpoint converted with --hf-config: "
+              "the same config; transformers 4.x's own loader of it is the reference.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
 def verify(source: Path, out_dir: Path, input_shape: tuple[int, ...] | None = None, inputs: Path | None = None,
            atol: float = 1e-4, rtol: float = 1e-4, seed: int = 0, report_file: Path | None = None,
            plot: Path | None = None, tf_inputs: tuple[str, ...] = (), tf_outputs: tuple[str, ...] = (),
-           as_json: bool = False, quiet: bool = False, force: bool = False) -> None:
+           as_json: bool = False, quiet: bool = False, force: bool = False, hf_config: Path | None = None) -> None:
     """Run SOURCE in TensorFlow and OUT_DIR's model in PyTorch on the same inputs; compare per layer."""
     from .compare import run as verify_run
 
     try:
         result = verify_run.verify(source, out_dir, input_shape=input_shape, inputs=inputs, atol=atol,
                                    rtol=rtol, seed=seed, report_file=report_file, plot=plot, tf_inputs=tf_inputs,
-                                   tf_outputs=tf_outputs, progress=not quiet and not as_json, force=force)
+                                   tf_outputs=tf_outputs, progress=not quiet and not as_json, force=force,
+                                   hf_config=hf_config)
     except Tf2TorchError as exc:
         _fail(exc)
     if as_json:

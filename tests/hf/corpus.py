@@ -50,6 +50,12 @@ def make_inputs(family: Family, tf_class: str, seed: int) -> dict[str, np.ndarra
             out[name] = np.stack([x[..., 0], y[..., 0], x[..., 1], y[..., 1]], axis=-1).astype(np.int64)
         elif name in MASKS:
             out[name] = np.ones(shape, np.int64)
+        elif name == "token_type_ids" and len(shape) == 3:  # TAPAS: 3 question tokens, then a 2x2 table's cells
+            out[name] = np.zeros(shape, np.int64)
+            cells = shape[1] - 3
+            out[name][:, 3:, 0] = 1  # segment: the table
+            out[name][:, 3:, 1] = 1 + np.arange(cells) % 2  # column 1, 2, 1, 2, ...
+            out[name][:, 3:, 2] = 1 + np.arange(cells) // 2  # row 1, 1, 2, 2, ...
         elif name == "global_attention_mask":  # Longformer: the first token global (its QA head's default
             out[name] = np.zeros(shape, np.int64)  # needs separator tokens to place them)
             out[name][..., 0] = 1

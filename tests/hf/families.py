@@ -167,7 +167,9 @@ FAMILIES: dict[str, Family] = {
                                       window_size=4, num_labels=3, encoder_stride=8), IMAGE_INPUTS),
     "t5": Family("T5Config", dict(vocab_size=99, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4),
                  SEQ2SEQ_INPUTS),
-    "tapas": Family("TapasConfig", TEXT),
+    # token_type_ids (batch, seq, 7): segment, column, row, ... (corpus.make_inputs lays out a 2x2 table), so that
+    # the QA head's cell logits depend on its weights (outside the table they are TAPAS's constant -10000)
+    "tapas": Family("TapasConfig", TEXT, {"input_ids": (2, 7), "token_type_ids": (2, 7, 7)}),
     "vision_encoder_decoder": Family("VisionEncoderDecoderConfig", {}, {"pixel_values": (2, 3, 32, 32),
                                                                         "decoder_input_ids": (2, 5)},
                                      parts={"encoder": ("ViTConfig", VIT),
@@ -473,9 +475,6 @@ NOT_A_MODEL = ("TFBertEmbeddings", "TFConvBertLayer", "TFLongformerSelfAttention
 # "refused": tf2torch refuses the repo (exit 1, one line); "not built": this environment cannot build the
 # TF model at all (its extra package is not installed), so there is no repo to convert.
 STATUS: dict[str, tuple[str, str, str]] = {
-    **{c: ("not built", "transformers' TF TAPAS needs tensorflow_probability, not installed here", "")
-       for c in ("TFTapasModel", "TFTapasForMaskedLM", "TFTapasForQuestionAnswering",
-                 "TFTapasForSequenceClassification")},
     # TF ESM builds its word embedding twice when tied (the LM head keeps the first, the embedding layer
     # a second one); saved apart with different values, the two cannot be told apart by name
     "TFEsmForMaskedLM": ("refused", "TF's LM head and embedding hold two different word embeddings under one name",

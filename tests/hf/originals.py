@@ -418,6 +418,48 @@ def t5(layers: int = 2, d: int = 32, heads: int = 4, kv: int = 8, ff: int = 37, 
     return out
 
 
+def canine(h: int = 32, i: int = 37, layers: int = 2, hashes: int = 4, buckets: int = 64, rate: int = 2,
+           up: int = 3) -> Shapes:
+    """google-research CANINE (language/canine/modeling.py): hash embedders, a local initial encoder, the
+    downsampling conv in the doubled scope ``initial_char_encoder/initial_char_encoder/chars_to_molecules``, the
+    deep stack under ``bert/`` (no ``encoder/``), the upsampling conv under ``final_char_encoder``, a pretraining
+    head variable of a name the loader skips (``cls``)."""
+    out: Shapes = {f"char_embeddings/embeddings/HashBucketCodepointEmbedder_{n}": (buckets, h // hashes)
+                   for n in range(hashes)}
+    out["char_embeddings/char_position_embeddings"] = (buckets, h)  # transformers sizes it by the buckets
+    out["char_embeddings/segment_embeddings"] = (16, h)  # token_type_vocab_size=16 in the release
+    _norm(out, "char_embeddings/LayerNorm", h)
+    _bert_layer(out, "initial_char_encoder/layer_0", h, i)
+    conv = "initial_char_encoder/initial_char_encoder/chars_to_molecules"
+    out[f"{conv}/conv/kernel"], out[f"{conv}/conv/bias"] = (rate, h, h), (h,)  # tf.layers.conv1d: (K, in, out)
+    _norm(out, f"{conv}/LayerNorm", h)
+    for n in range(layers):
+        _bert_layer(out, f"bert/layer_{n}", h, i)
+    out["final_char_encoder/conv/kernel"], out["final_char_encoder/conv/bias"] = (up, 2 * h, h), (h,)
+    _norm(out, "final_char_encoder/LayerNorm", h)
+    _bert_layer(out, "final_char_encoder/layer_0", h, i)
+    _dense(out, "pooler/dense", h, h)
+    _dense(out, "cls/predictions/dense", h, h)
+    return out
+
+
+def imagegpt(layers: int = 2, e: int = 32, heads: int = 2, clusters: int = 16) -> Shapes:
+    """OpenAI ImageGPT (image-gpt/src/model.py): einsum attention kernels (heads, head_dim, d_model) with no leaf
+    and no bias, the start token ``sos`` apart from ``wte``, the untied output table ``wtet``, gains only.
+    head_dim 16, a perfect square as the releases' 64: transformers 4.57's ImageGPT divides the attention
+    scores by int(sqrt(head_dim)) (its torch_float returned an int), 5.x by the float, so with head_dim 8 the
+    two versions differ by 2.3e-1 on the same weights (measured; the release's model.py takes the float)."""
+    out: Shapes = {"model/wte": (clusters, e), "model/wpe": (P, e), "model/wtet": (clusters, e), "model/sos": (e,)}
+    for n in range(layers):
+        s = f"model/h{n}"
+        out[f"{s}/ln_1/g"], out[f"{s}/ln_2/g"] = (e,), (e,)
+        for proj in ("q_proj", "k_proj", "v_proj", "c_proj"):
+            out[f"{s}/attn/{proj}"] = (heads, e // heads, e)
+        out[f"{s}/mlp/c_fc/w"], out[f"{s}/mlp/c_proj/w"] = (e, 4 * e), (4 * e, e)
+    out["model/ln_f/g"] = (e,)
+    return out
+
+
 def adam_slots(shapes: Shapes) -> Shapes:
     """AdamWeightDecayOptimizer's slots of every weight (google-research BERT / ALBERT / ELECTRA)."""
     return {f"{name}/{slot}": shape for name, shape in shapes.items() for slot in ("adam_m", "adam_v")}
@@ -452,6 +494,7 @@ class Case:
     global_step: bool = True  # OpenAI's GPT-2 release has none (its loader would take it for a weight)
     loader_takes_config: bool = True  # load_tf_weights_in_big_bird(model, path) has no config argument
     computed: str = ""  # regex of the keys the class computes itself (no loader sets them): not NaN-filled
+    vocab: int = V  # token ids are drawn below it
 
 
 BERT_CONFIG = dict(vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
@@ -471,6 +514,11 @@ MOBILEBERT_CONFIG = dict(vocab_size=V, embedding_size=16, hidden_size=32, true_h
 GPT2_HPARAMS = dict(n_vocab=V, n_ctx=P, n_embd=32, n_head=4, n_layer=2)  # hparams.json
 T5_CONFIG = dict(model_type="t5", vocab_size=V, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
                  relative_attention_num_buckets=32, feed_forward_proj="gated-gelu", tie_word_embeddings=False)
+
+# the release's own config (language/canine/modeling.py's CanineModelConfig): no model_type, max_positions
+CANINE_CONFIG = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+                     num_hash_functions=4, num_hash_buckets=64, max_positions=64, downsampling_rate=2,
+                     upsampling_kernel_size=3, local_transformer_stride=4)
 
 CASES: dict[str, Case] = {
     "bert-pretraining": Case("load_tf_weights_in_bert", "BertForPreTraining", bert, adam_slots, BERT_CONFIG,
@@ -547,6 +595,18 @@ CASES: dict[str, Case] = {
     "t5-v1_0-bare": Case("load_tf_weights_in_t5", "T5Model", lambda: t5(v1_1=False), adafactor_slots,
                          dict(T5_CONFIG, feed_forward_proj="relu", tie_word_embeddings=True), "T5Config", None,
                          "T5Model", inputs=("input_ids", "decoder_input_ids")),
+    "canine-bare": Case("load_tf_weights_in_canine", "CanineModel", canine, adam_slots, CANINE_CONFIG, "CanineConfig",
+                        None, "CanineModel", config_kwargs={**{k: v for k, v in CANINE_CONFIG.items() if k != "max_positions"},
+                                                   "max_position_embeddings": 64}),
+    # transformers' vocabulary is the clusters and the start token: 16 + 1
+    "imagegpt-lm": Case("load_tf_weights_in_imagegpt", "ImageGPTForCausalImageModeling", imagegpt, adam_slots,
+                        dict(model_type="imagegpt", vocab_size=17, n_positions=P, n_embd=32, n_layer=2, n_head=2),
+                        "ImageGPTConfig", "ImageGPTForCausalImageModeling", "ImageGPTForCausalImageModeling",
+                        global_step=False, computed=r"\.(c_attn|c_proj|c_fc)\.bias$", vocab=17),
+    "imagegpt-bare": Case("load_tf_weights_in_imagegpt", "ImageGPTForCausalImageModeling", imagegpt, adam_slots,
+                          dict(model_type="imagegpt", vocab_size=17, n_positions=P, n_embd=32, n_layer=2, n_head=2),
+                          "ImageGPTConfig", None, "ImageGPTModel", global_step=False,
+                          computed=r"\.(c_attn|c_proj|c_fc)\.bias$", vocab=17),
 }
 
 

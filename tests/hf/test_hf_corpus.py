@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 QUICK_HEADS = ("TFAlbertForMaskedLM", "TFMobileBertForMaskedLM", "TFXGLMForCausalLM", "TFRemBertForMaskedLM",
                "TFMPNetForMaskedLM", "TFRobertaForMultipleChoice", "TFDistilBertForQuestionAnswering",
                "TFBartForSequenceClassification", "TFWav2Vec2ForCTC", "TFDeiTForImageClassificationWithTeacher",
-               "TFSegformerForSemanticSegmentation", "TFEsmForMaskedLM")
+               "TFSegformerForSemanticSegmentation", "TFEsmForMaskedLM", "TFTapasForQuestionAnswering")
 
 
 def _quick() -> list[str]:

@@ -23,6 +23,7 @@ from tf2torch.pages import Pages
 from tf2torch.plan import TensorPlan
 from tf2torch.write import pipeline as write_pipeline
 from tf2torch.write import safetensors as st_writer
+from tf2torch.write import sink as write_sink
 from tf2torch.write.safetensors import build_header, write_safetensors
 from tf2torch.write.torch_pt import to_torch
 
@@ -241,13 +242,12 @@ def test_memmapped_source_pages_are_dropped_behind_the_write(tmp_path: Path, mon
     data = np.random.default_rng(0).standard_normal(8 << 20).astype("<f4")  # 32 MiB
     data.tofile(src)
     rss_during: list[int] = []
-    real_write = st_writer._write
+    for kind in (write_sink.DirectSink, write_sink.BufferedSink):  # whichever this filesystem gets
+        def spy(self, chunk, at, real=kind.write_at):
+            real(self, chunk, at)
+            rss_during.append(mapping_rss(src))
 
-    def spy(f, chunk, at, path):
-        real_write(f, chunk, at, path)
-        rss_during.append(mapping_rss(src))
-
-    monkeypatch.setattr(st_writer, "_write", spy)
+        monkeypatch.setattr(kind, "write_at", spy)
     plan = TensorPlan("w", by_name("float32"), (8 << 20,), lambda: np.memmap(src, "<f4", mode="r", offset=0))
     write_safetensors(tmp_path / "m.safetensors", [plan])
     # Without the hint the mapping's RSS would reach 32 MiB by the last part; with it, a few parts
@@ -286,8 +286,8 @@ def test_failure_mid_file_removes_the_partial_file(tmp_path: Path) -> None:
 
 
 def test_written_with_seek_and_write_where_there_is_no_pwrite(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delattr(st_writer.os, "pwrite")  # as on Windows
-    monkeypatch.setattr(write_pipeline, "WRITE_BYTES", 8)  # many pieces, each at its own offset
+    monkeypatch.delattr(write_sink.os, "pwrite")  # as on Windows
+    monkeypatch.setattr(write_sink, "WRITE_BYTES", 8)  # many pieces, each at its own offset
     arrays = case("all-dtypes")
     write_safetensors(tmp_path / "m.safetensors", plans_of(arrays), metadata={"format": "pt"})
     assert (tmp_path / "m.safetensors").read_bytes() == reference_bytes(arrays, {"format": "pt"}, tmp_path)
@@ -299,7 +299,7 @@ def test_disk_full_is_an_output_error(tmp_path: Path, monkeypatch: pytest.Monkey
     def full(fd: int, data, offset: int) -> int:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(st_writer.os, "pwrite", full)
+    monkeypatch.setattr(write_sink.os, "pwrite", full)
     plan = TensorPlan("w", by_name("float32"), (4,), lambda: np.zeros(4, "<f4"))
     with pytest.raises(OutputError, match=r"m.safetensors: cannot write \(No space left on device\); free disk space"):
         write_safetensors(tmp_path / "m.safetensors", [plan])

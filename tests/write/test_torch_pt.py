@@ -14,7 +14,7 @@ import torch
 from tf2torch.dtypes import by_name
 from tf2torch.errors import OutputError, Tf2TorchError, UnsupportedError
 from tf2torch.plan import TensorPlan
-from tf2torch.write import pipeline
+from tf2torch.write import pipeline, sink
 from tf2torch.write.torch_pt import to_torch, write_pt
 
 from .test_safetensors import CASES, case, plans_of, random_array
@@ -147,7 +147,7 @@ def test_same_records_and_pickle_as_torch_save(name: str, tmp_path: Path) -> Non
 
 def test_strided_plans_are_written_band_by_band(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline, "BAND_BYTES", 4096)  # many bands, and a last partial one
-    monkeypatch.setattr(pipeline, "WRITE_BYTES", 1000)  # writes that split bands at odd places
+    monkeypatch.setattr(sink, "WRITE_BYTES", 1000)  # writes that split bands at odd places
     source = random_array(np.random.default_rng(3), "float32", (300, 70))
     conv = random_array(np.random.default_rng(4), "bfloat16", (3, 3, 20, 12))
     plans = [TensorPlan("dense.weight", by_name("float32"), (70, 300), lambda: source.T, "dense/kernel"),

@@ -58,7 +58,7 @@ def read_outdir(path: Path) -> OutDir:
     if isinstance(mode, str) and mode.startswith("hugging-face"):
         raise UsageError(f"{path}: a transformers repository (report.json mode {mode!r}); verify runs one against "
                          "the repository it came from (verify REPO OUT, REPO holding tf_model.h5); for an original "
-                         "TF1 checkpoint (--hf-config) verify has no TF model to run yet")
+                         "TF1 checkpoint, pass the config it was converted with: verify model.ckpt OUT --hf-config FILE")
     if mode == "bare" or not (path / "model.py").is_file():
         raise UsageError(f"{path}: holds a bare state_dict (no model.py), so there is no PyTorch model to run; "
                          "convert with --model FILE.py:CALLABLE (your model) or from a full Keras model")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STATUSES = ("ok", "diverged", "shape", "missing", "skipped")
+ORIGINAL = "original checkpoint"  # source_kind's start when the reference is transformers' loader (run_original)
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Row:
 class VerifyResult:
     source: str
     out_dir: str
-    source_kind: str  # "keras" | "tf1-graph" | "savedmodel" | "transformers TF<Class>" (a transformers repo)
+    source_kind: str  # "keras" | "tf1-graph" | "savedmodel" | "transformers TF<Class>" (a transformers repo) | ORIGINAL...
     mode: str  # the conversion's mode (report.json): "keras" | "model" | "hugging-face <Class>"
     atol: float
     rtol: float
@@ -78,7 +79,9 @@ class VerifyResult:
     def render(self) -> str:
         """The table in network order (layers, then the final outputs) and a one-line verdict."""
         shapes = ", ".join(f"{i['name']} {tuple(i['shape'])}" for i in self.inputs)
-        runtime = "LiteRT" if self.source_kind == "tflite" else "TensorFlow"  # a .tflite runs in the interpreter
+        # a .tflite runs in the interpreter; an original checkpoint's reference is transformers' loader's PyTorch model
+        runtime = ("LiteRT" if self.source_kind == "tflite" else "PyTorch" if self.source_kind.startswith(ORIGINAL)
+                   else "TensorFlow")
         lines = [f"{self.source} ({runtime}, {self.source_kind}) vs {self.out_dir} (PyTorch, {self.mode}); "
                  f"inputs: {shapes}; atol={self.atol:g} rtol={self.rtol:g}"]
         header = ("layer", "shape (TF layout)", "max abs", "max rel", "status")

@@ -42,6 +42,7 @@ def verify(
     tf_outputs: Sequence[str] = (),
     progress: bool = False,
     force: bool = False,
+    hf_config: str | Path | None = None,
 ) -> VerifyResult:
     """Run ``source`` in TensorFlow and ``out_dir``'s model in PyTorch; compare outputs and layers.
 
@@ -64,6 +65,9 @@ def verify(
             heuristics (the float Placeholder; an op named ``logits``, ``output``, ...) do not apply.
         progress: show the current stage on stderr when it is a terminal.
         force: replace existing ``report_file`` / ``plot`` files (else refused before any work).
+        hf_config: ``source`` is an original TF1 checkpoint converted with ``--hf-config`` (this config):
+            transformers 4.x's own ``load_tf_weights_in_<model>`` reads it into OUT's class, the reference
+            (``run_original``), per output and hidden state.
 
     Returns:
         A ``VerifyResult``: ``ok``, ``first_diverging``, ``rows``; ``render()``, ``to_json()``.
@@ -81,17 +85,23 @@ def verify(
     for target in (report_file, plot):  # likewise: refuse to replace a file without --force now, not later
         if target is not None:
             check_file_target(Path(target), force)
-    if _is_hf_repo(source):
+    if hf_config is not None or _is_hf_repo(source):
         refused = {"--input-shape": input_shape, "--tf-input": tf_inputs, "--tf-output": tf_outputs}
         given = next((flag for flag, value in refused.items() if value), None)
         if given is not None:
             raise UsageError(f"{given} does not apply to a transformers repository: the inputs are built from its "
                              f"config (or --inputs FILE.npz, by name); drop {given}")
-        from .run_hf import verify_repo
-
         with _Stages(progress) as stage:
             stage("running both transformers models")
-            result = verify_repo(source, out_dir, inputs=inputs, atol=atol, rtol=rtol, seed=seed)
+            if hf_config is not None:
+                from .run_original import verify_checkpoint
+
+                result = verify_checkpoint(source, out_dir, Path(hf_config), inputs=inputs, atol=atol, rtol=rtol,
+                                           seed=seed)
+            else:
+                from .run_hf import verify_repo
+
+                result = verify_repo(source, out_dir, inputs=inputs, atol=atol, rtol=rtol, seed=seed)
     else:
         result = _verify_model(source, out_dir, input_shape, inputs, atol, rtol, seed, tuple(tf_inputs),
                                tuple(tf_outputs), progress)

@@ -114,7 +114,7 @@ def verify_repo(source: Path, out: Path, *, inputs: Any, atol: float, rtol: floa
     with torch.no_grad():
         pt_model.eval()
         pt_out = _call(lambda **kw: pt_model(**{k: torch.from_numpy(_torch_dtype(v)) for k, v in feed.items()}, **kw))
-    rows = _rows(tf_out, pt_out, tf_cls.__name__, pt_name, atol, rtol)
+    rows = make_rows(tf_out, pt_out, tf_cls.__name__, pt_name, atol, rtol)
     first = first_diverging(rows)
     described = [{"name": k, "shape": list(v.shape), "tf_shape": list(v.shape), "layout": "transformers",
                   "dtype": str(v.dtype), "origin": "given" if inputs is not None else f"random (seed {seed})"}
@@ -179,8 +179,9 @@ def _call(run: Any) -> Any:
         return run()
 
 
-def _rows(tf_out: Any, pt_out: Any, tf_name: str, pt_name: str, atol: float, rtol: float) -> list[Row]:
-    """Hidden states first (encoder, then decoder: network order), then the outputs, in the TF output's order."""
+def make_rows(tf_out: Any, pt_out: Any, tf_name: str, pt_name: str, atol: float, rtol: float) -> list[Row]:
+    """Hidden states first (encoder, then decoder: network order), then the outputs, in the TF output's order
+    (``tf_out``: the reference's output, a TF model's or, for an original checkpoint, transformers' loader's)."""
     layers: list[Row] = []
     outputs: list[Row] = []
     keys = sorted(tf_out.keys(), key=lambda k: 0 if k.startswith("encoder_hidden") else 1)

@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import __version__, dtypes
 from ..errors import UsageError
+from ..map.rules import NO_RULES, Rules
 from ..plan import TensorPlan
 from ..readers.jsonsafe import load_json
 from . import CONFIG, onto, repo, target
@@ -44,7 +45,7 @@ def convert_repo(source: str | Path, out_dir: str | Path | None, *, hf_class: st
     spec = _read(found)
     model = target.build(cls, root)
     plans, report, untied = onto.map_onto(spec, model, dtype=dtypes.by_name(dtype) if dtype else None,
-                                          aliases=_aliases(spec))
+                                          aliases=_aliases(spec), rules=_on_the_model(spec, cls.__name__))
     onto.enforce(report, f"{root}: {cls.__name__} from {CONFIG} does not take {found.weights_label}", CONFIG,
                  out=out, report_path=report_path, force=force)
     original = config.get("architectures") or ["(no architectures)"]
@@ -71,3 +72,20 @@ def _aliases(spec: Any) -> dict[str, str]:
     there, against pathological names."""
     return {v.name: re.sub(r"(^|/)[^/]*___([^/]*)(?=/)", r"\1\2", v.name) for v in spec.variables
             if "___" in v.name and v.name.count("___") <= 10 and len(v.name) <= 2048}
+
+
+# Weights a TF class keeps in a layer of its own that the PyTorch class keeps on the model itself, by class:
+# TAPAS's cell-selection head (TFTapasComputeTokenLogits under name_scope "output", TFTapasComputeColumnLogits
+# under "column_output") computes einsum(sequence, output_weights) + output_bias as TapasForQuestionAnswering
+# does with its own output_weights / output_bias / column_output_* (modeling_tf_tapas.py, modeling_tapas.py).
+_ON_THE_MODEL = {"TapasForQuestionAnswering": ("compute_token_logits/output/", "compute_column_logits/column_output/")}
+
+
+def _on_the_model(spec: Any, target: str) -> Rules:
+    """``_ON_THE_MODEL``'s weights paired with their keys (pairs, not names to match by: the matcher's vocabulary
+    would read ``output_weights`` as a module's ``weight``)."""
+    scopes = _ON_THE_MODEL.get(target, ())
+    pairs = {v.name: v.name[len(scope):].removesuffix(":0") for v in spec.variables for scope in scopes
+             if v.name.startswith(scope)}
+    return Rules(pairs=pairs, source=f"transformers' {target}: weights its TF class keeps in a layer") if pairs \
+        else NO_RULES

@@ -70,6 +70,7 @@ def _loader(path: Path, stamp: tuple[int, int], label: str, ds_path: str, dtype:
             shape: tuple[int, ...]) -> Callable[[], np.ndarray]:
     def load() -> np.ndarray:
         check_stamp(path, stamp, label)  # the shard must be the one that was listed
-        return load_variable(partial(h5safe.open_h5, path, label, scan=False), ds_path, dtype, shape, label)
+        return load_variable(partial(h5safe.open_h5, path, label, scan=False), ds_path, dtype, shape, label,
+                             mapped_from=path)
 
     return load

@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registration)
     image,
     lite_int,
     lite_lstm,
+    lite_mediapipe,
     lite_quant,
     merge,
     misc,

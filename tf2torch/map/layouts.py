@@ -154,6 +154,11 @@ TABLE: dict[str, Layout] = {
                             (_reshape(lambda s: s[-2:] if all(d == 1 for d in s[:-2]) else s), _perm(1, 0))),
     # OpenAI GPT-2's 1x1-conv kernels are stored (1, nx, nf); transformers' Conv1D keeps (nx, nf).
     "squeeze_lead": Layout("squeeze_lead", "(1, …) -> (…)", (_reshape(lambda s: s[1:] if s[:1] == (1,) else s),)),
+    # OpenAI ImageGPT's attention kernels are einsum operands (heads, head_dim, d_model): its output projection
+    # c_proj is already (in = heads*head_dim, out) as transformers' Conv1D keeps it once the heads are merged.
+    "merge_lead": Layout("merge_lead", "(A, B, C) -> (A*B, C)", (_reshape(lambda s: (s[0] * s[1], *s[2:])),)),
+    # A vector that becomes one row of a table (ImageGPT's sos, appended to wte's rows).
+    "row": Layout("row", "(N,) -> (1, N)", (_reshape(lambda s: (1, *s) if len(s) == 1 else s),)),
     # A 2-D table stored the other way round: mesh-TF T5's relative_attention_bias is (heads, buckets),
     # torch's nn.Embedding(buckets, heads) weight is (buckets, heads).
     "swap_axes": Layout("swap_axes", "(A, B) -> (B, A)", (_perm(1, 0),)),

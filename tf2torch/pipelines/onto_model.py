@@ -20,6 +20,7 @@ from ..map.layouts import Layout
 from ..map.plan import onto_model
 from ..map.target import build_user_model, parse_model_ref, target_params
 from ..options import ConvertOptions
+from ..plan import TensorPlan
 from ..rewrite.flatten import flatten_layouts
 from ..rewrite.patch import render_patched, report_rewrites, untied_pools
 from ..rewrite.patch_same import plan_rewrites
@@ -41,6 +42,11 @@ class Naming:
     layouts: dict[str, Layout]  # key -> a layout its module type does not say
     skipped: dict[str, str]  # variable -> why it is no weight of this model (by the convention's rule)
     note: str  # for the report: which convention named them
+    # the source's variables as the caller reads them (stacked ones split, parts combined), None = as stored
+    variables: tuple[Variable, ...] | None = None
+    # after each mapping: the report's entries put in the caller's terms, and the plans it adds for keys it
+    # fills itself (what the class computes); None = nothing to do
+    settle: Callable[[Report], list[TensorPlan]] | None = None
 
 
 def run(spec: ModelSpec, options: ConvertOptions, naming: Callable[[Any], Naming | None] | None = None) -> Outcome:
@@ -57,11 +63,12 @@ def run(spec: ModelSpec, options: ConvertOptions, naming: Callable[[Any], Naming
         aliases = {**aliases, **named.aliases}
         rules = dataclasses.replace(rules, pairs={**named.pairs, **rules.pairs},
                                     layouts={**named.layouts, **rules.layouts})
-        skipped = [v for v in spec.variables if v.name in named.skipped]
-        spec = dataclasses.replace(spec, variables=tuple(v for v in spec.variables if v.name not in named.skipped))
+        variables = spec.variables if named.variables is None else named.variables
+        skipped = [v for v in variables if v.name in named.skipped]
+        spec = dataclasses.replace(spec, variables=tuple(v for v in variables if v.name not in named.skipped))
     plans, report = onto_model(spec, targets, rules=rules, ema=options.ema, dtype=dtype, aliases=aliases)
     if named is not None:
-        _add_named(report, named, skipped)
+        plans += _add_named(report, named, skipped)
     key_of_var = {e.source: e.key for e in report.entries if e.status == "mapped"}
     shape, shape_from = probe_shape(spec, options.input_shape)
     # on the model itself, not a copy: a deep copy of a multi-GB port would double the memory; the run is
@@ -80,7 +87,7 @@ def run(spec: ModelSpec, options: ConvertOptions, naming: Callable[[Any], Naming
             rules = dataclasses.replace(rules, layouts={**extra, **rules.layouts})
             plans, report = onto_model(spec, targets, rules=rules, ema=options.ema, dtype=dtype, aliases=aliases)
             if named is not None:
-                _add_named(report, named, skipped)
+                plans += _add_named(report, named, skipped)
     else:
         failures += [f"{f.dense!r}: {f.what}, but the model could not be run to see its input ({failure}); "
                      f"pass --input-shape or add a [layouts] rule \"{f.dense_key}\" = \"dense_after_flatten:H,W,C\""
@@ -98,8 +105,11 @@ def run(spec: ModelSpec, options: ConvertOptions, naming: Callable[[Any], Naming
     return Outcome(plans, report, source)
 
 
-def _add_named(report: Report, named: Naming, skipped: list[Variable]) -> None:
+def _add_named(report: Report, named: Naming, skipped: list[Variable]) -> list[TensorPlan]:
+    """The caller's entries (skipped by its rule, its own accounting) and the plans it adds."""
+    extra = named.settle(report) if named.settle is not None else []
     for var in skipped:
         report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
                          reason=named.skipped[var.name]))
     report.notes.append(named.note)
+    return extra

@@ -22,7 +22,9 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     # A frozen graph is nothing but its model, and naming outputs or a signature asks for one; a
     # checkpoint's .meta or a SavedModel without signatures may hold none (then its weights are what it has).
     required = spec.format is Format.GRAPH_DEF or bool(options.graph_outputs) or options.signature is not None
-    lowered = _lower(spec, options, required=required)
+    # Without a Placeholder nothing feeds a model (what tfgraph.outputs.model_inputs would find after decoding
+    # the whole graph and importing the lowering: most of a large checkpoint's fixed cost).
+    lowered = _lower(spec, options, required=required) if required or spec.graph_placeholders else None
     if lowered is None:
         outcome = state_dict.run(spec, options)
         outcome.report.notes.append("the graph has no model (no signature, no Placeholder feeding a weight): "

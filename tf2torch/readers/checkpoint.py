@@ -118,6 +118,7 @@ def read_checkpoint(path: Path | str, verify_crc: bool = True) -> ModelSpec:
         notes=tuple(bundle.notes),
         variable_order=parsed.variable_order if parsed else (),
         tf_graph=(lambda: read_meta_tf_graph(meta)) if parsed else None,
+        graph_placeholders=parsed.placeholders if parsed else True,
     )
 
 

@@ -190,7 +190,8 @@ def _file_loader(
     def load() -> np.ndarray:
         check_stamp(path, stamp, label)
         # scan=False: listing scanned these bytes already, and check_stamp says they did not change
-        return load_variable(partial(h5safe.open_h5, path, label, scan=False), ds_path, dtype, shape, label)
+        return load_variable(partial(h5safe.open_h5, path, label, scan=False), ds_path, dtype, shape, label,
+                             mapped_from=path)
 
     return load
 

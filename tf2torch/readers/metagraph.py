@@ -46,6 +46,9 @@ _BN_EPSILON = 0.0001  # FusedBatchNorm's registered default, used when a strippe
 class MetaGraph:
     ops: tuple[OpSpec, ...]
     variable_order: tuple[str, ...]  # checkpoint names in graph (= creation) order, partitions merged
+    # Some node is a Placeholder (or a function library could hold one): without any, no tensor can be fed,
+    # so the graph holds no model to generate (a checkpoint's graph of variables, initialisers and a Saver).
+    placeholders: bool = True
 
 
 def read_file(path: Path, what: str) -> bytes:
@@ -209,7 +212,8 @@ class _Graph:
 def parse_meta_graph(blob: bytes, where: str) -> MetaGraph:
     """Ops (graph order: creation order, which is topological) and variable order of one
     serialized ``MetaGraphDef``."""
-    graph = _Graph(Message(blob, where), where)
+    meta = Message(blob, where)
+    graph = _Graph(meta, where)
     forward = [n for n in graph.order if not _BACKWARD.search(n)]
     unfused = {op.name: op for op in flow.unfused_batch_norms(graph) if not _BACKWARD.search(op.name)}
     ops = []
@@ -224,7 +228,8 @@ def parse_meta_graph(blob: bytes, where: str) -> MetaGraph:
             ops.append(flow.placeholder(graph, name))
         elif name in unfused:
             ops.append(unfused[name])
-    return MetaGraph(tuple(ops), graph.variable_order())
+    placeholders = "Placeholder" in graph.ops.values() or meta.message(2, "graph_def").has(2)  # 2: library
+    return MetaGraph(tuple(ops), graph.variable_order(), placeholders)
 
 
 def meta_graph_ops(path: Path | str) -> tuple[OpSpec, ...]:

@@ -11,10 +11,11 @@ layout view) and hands their bytes to a writer thread, which ``pwrite``s each pi
   fresh tensor-sized array costs page faults and zeroing (on a VM, first touches of memory are
   several times slower than a copy), and a band stays in cache for the kernel's copy.
 
-Two threads, because the kernel's copy into the page cache (the writer) costs about as much as
-reading, checking and transposing (the producer), and both release the GIL (``os.pwrite``, numpy
-copies, the crc32c extension). One writer, because writes to one file serialise on its inode lock:
-a second writer would spin on it, not write faster.
+Threads, because the work releases the GIL (``os.pwrite``, numpy copies, the crc32c extension): the
+caller checks CRCs and hands out bands, COPIERS threads transpose bands (``pieces``: most of the CPU a
+conversion spends, so both cores share it), the writer thread writes (``write/sink.py``: direct I/O
+leaves it mostly waiting for the disk). One writer, because writes to one file serialise on its inode
+lock: a second writer would spin on it, not write faster.
 
 ``pieces`` (the C-order bytes of one tensor, part by part or band by band) also feeds the ``.pt``
 writer, which writes its zip records in order on the caller's thread.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,12 +43,8 @@ from ..strided import copy_into
 PIPELINE_BYTES = 64 << 20  # bytes handed to the writer and not yet written
 PART_BYTES = 4 << 20  # a contiguous tensor is handed over in parts of this size
 BAND_BYTES = 4 << 20  # a strided tensor is copied in bands of about this size (stays in L3; fewer, larger tiles)
-BUFFERS = 4  # band buffers: the producer can run this many bands ahead of the writer
-# Writers copy at most this much into the page cache per write() call. Measured on Linux 6.18/ext4
-# (2 vCPUs): 1 GB written in 16 MB calls costs 2-4 s of kernel time, in 64-256 KB calls 0.4-1 s (the
-# page cache allocates folios as large as each write, and large ones are costly to find).
-# benchmarks/write_size_bench.py measures it.
-WRITE_BYTES = 256 << 10
+COPIERS = 2  # threads copying a strided tensor's bands (the transposes: most of a conversion's CPU)
+BUFFERS = 4 + COPIERS  # band buffers: being copied, or queued for the writer
 
 WriteAt = Callable[[memoryview, int], None]  # write all of these bytes at this file offset
 
@@ -59,31 +57,35 @@ def stream(placed: Sequence[tuple[TensorPlan, int]], write_at: WriteAt,
     is called on this thread once a tensor is written, in the order of ``placed``.
     """
     writer = _Writer(write_at)
+    copiers = ThreadPoolExecutor(COPIERS, thread_name_prefix="tf2torch-copier")
     try:
         for plan, offset in placed:
             writer.wait_for_room(min(plan.nbytes, PIPELINE_BYTES))  # before producing: memory stays bounded
-            _hand_over(produce_checked(plan, contiguous=False), offset, writer)
+            _hand_over(produce_checked(plan, contiguous=False), offset, writer, copiers)
             writer.put(_Part(memoryview(b""), 0, plan=plan))  # marks the tensor written, once it is
             _report(writer.take_written(), on_tensor)
         writer.finish()
         _report(writer.take_written(), on_tensor)
     finally:
+        copiers.shutdown(wait=True, cancel_futures=True)  # no band copy outlives the stream (it may be failing)
         writer.stop()
 
 
-def _hand_over(array: np.ndarray, offset: int, writer: _Writer) -> None:
-    for data, start, done in pieces(array, writer.buffer, writer.give_back):
+def _hand_over(array: np.ndarray, offset: int, writer: _Writer, copiers: ThreadPoolExecutor) -> None:
+    for data, start, done in pieces(array, writer.buffer, writer.give_back, copiers):
         writer.put(_Part(data, offset + start, done))
 
 
 def pieces(array: np.ndarray, take: Callable[[int], np.ndarray], give_back: Callable[[np.ndarray], None],
+           copiers: ThreadPoolExecutor | None = None,
            ) -> Iterator[tuple[memoryview, int, Callable[[], None] | None]]:
-    """``array``'s bytes in C order, as ``(bytes, their offset in the tensor, done)`` pieces.
+    """``array``'s bytes in C order, as ``(bytes, their offset in the tensor, done)`` pieces, in order.
 
     A C-contiguous array comes as views of its own memory, PART_BYTES at a time; ``done()`` drops
-    the pages of a memory-mapped source up to the end of its piece (pieces are written in order). A strided one is copied a band of rows at a time
-    into a buffer from ``take(nbytes)`` (at least that large), handed back by ``done()`` through
-    ``give_back``. Call ``done`` (when not None) once a piece is written.
+    the pages of a memory-mapped source up to the end of its piece (pieces are written in order). A strided
+    one is copied a band of rows at a time into a buffer from ``take(nbytes)`` (at least that large), handed
+    back by ``done()`` through ``give_back``; with ``copiers``, COPIERS bands are copied at once (numpy's
+    copies release the GIL). Call ``done`` (when not None) once a piece is written.
     """
     if array.flags.c_contiguous:
         data = array.reshape(-1).view(np.uint8)
@@ -96,11 +98,31 @@ def pieces(array: np.ndarray, take: Callable[[int], np.ndarray], give_back: Call
     # Bands of whole rows; at least a cache line's worth of them, else each source line is read again.
     row_bytes = array.nbytes // array.shape[0]
     rows = max(1, BAND_BYTES // row_bytes, 64 // array.itemsize)
+
+    def copied(buffer: np.ndarray, band: np.ndarray) -> np.ndarray:
+        copy_into(buffer[:band.nbytes].view(array.dtype).reshape(band.shape), band)
+        return buffer
+
+    # Bands in flight (copied, not yet handed over) each hold a buffer; fewer than BUFFERS of them, so the
+    # writer always holds one it will give back: taking the next buffer never waits on a band nobody hands over.
+    ahead = max(1, min(COPIERS, BUFFERS - 1)) if copiers is not None else 1
+    pending: deque[tuple[int, int, Future[np.ndarray] | np.ndarray]] = deque()
     for first in range(0, array.shape[0], rows):
         band = array[first:first + rows]
         buffer = take(band.nbytes)
-        copy_into(buffer[:band.nbytes].view(array.dtype).reshape(band.shape), band)
-        yield memoryview(buffer[:band.nbytes]), first * row_bytes, lambda b=buffer: give_back(b)
+        pending.append((first, band.nbytes,
+                        copiers.submit(copied, buffer, band) if copiers is not None else copied(buffer, band)))
+        if len(pending) >= ahead:
+            yield _band(pending.popleft(), row_bytes, give_back)
+    while pending:
+        yield _band(pending.popleft(), row_bytes, give_back)
+
+
+def _band(entry: tuple[int, int, Future[np.ndarray] | np.ndarray], row_bytes: int,
+          give_back: Callable[[np.ndarray], None]) -> tuple[memoryview, int, Callable[[], None]]:
+    first, nbytes, copy = entry
+    buffer = copy.result() if isinstance(copy, Future) else copy  # a copier's error is raised here
+    return memoryview(buffer[:nbytes]), first * row_bytes, lambda: give_back(buffer)
 
 
 def _report(done: list[TensorPlan], on_tensor: Callable[[TensorPlan, int], None] | None) -> None:

@@ -13,23 +13,21 @@ spelling and padding) except for the order of several ``__metadata__`` entries: 
 Rust ``HashMap`` in random order, we sort them so our output is reproducible.
 No torch import here: writing safetensors needs numpy only.
 
-Written ranges are handed to the kernel's writeback at once (``_start_writeback``): the final fsync of
-``staged_output`` then finds little left to do.
+The bytes go to the file through ``write/sink.py`` (direct I/O where the filesystem has it): the final
+fsync of ``staged_output`` then finds little left to do.
 """
 
 from __future__ import annotations
 
-import errno
-import io
 import json
-import os
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from ..errors import OutputError, Tf2TorchError, UnsupportedError, UsageError
+from ..errors import Tf2TorchError, UnsupportedError, UsageError
 from ..plan import TensorPlan, check_plans
 from . import pipeline
+from .sink import open_sink
 
 # Data order: safetensors' own `prepare` sorts by dtype (descending, in the order of its Rust `Dtype`
 # enum) and then by key. With 8-byte items first and 1-byte last, every tensor starts at a multiple of
@@ -108,58 +106,14 @@ def write_safetensors(path: Path, plans: Iterable[TensorPlan], *, metadata: Mapp
     for plan in ordered:
         placed.append((plan, offset))
         offset += plan.nbytes
+    sink = open_sink(path)  # direct I/O where the filesystem has it (see write/sink.py)
     try:
-        # Unbuffered: every write goes straight from the tensor's memory to the kernel, no extra copy.
-        f = open(path, "wb", buffering=0)
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot create ({exc.strerror or exc}); choose another output location") from exc
-
-    def write_at(data: memoryview, at: int) -> None:
-        for start in range(0, len(data), pipeline.WRITE_BYTES):  # (small writes: see WRITE_BYTES)
-            _write(f, data[start:start + pipeline.WRITE_BYTES], at + start, path)
-        _start_writeback(f, at, len(data))
-
-    try:
-        with f:
-            _write(f, memoryview(header), 0, path)
-            pipeline.stream(placed, write_at, on_tensor)
+        with sink:
+            sink.write_at(memoryview(header), 0)
+            pipeline.stream(placed, sink.write_at, on_tensor)
     except BaseException:
         # A header promising more data than follows must not survive, even outside staged_output.
         if path.is_file():  # (never a device or fifo given as the path)
             path.unlink()
         raise
     return offset
-
-
-def _start_writeback(f: io.RawIOBase, offset: int, size: int) -> None:
-    """Ask the kernel to start writing ``size`` bytes at ``offset`` to disk now, without waiting.
-
-    On Linux, POSIX_FADV_DONTNEED starts writeback of dirty pages in the range (and drops only pages
-    that are already clean, so the data stays cached). Written this way, the fsync at the end of a
-    conversion waits for the last chunk instead of the whole file. A hint only.
-    """
-    if hasattr(os, "posix_fadvise"):
-        try:
-            os.posix_fadvise(f.fileno(), offset, size, os.POSIX_FADV_DONTNEED)
-        except OSError:
-            pass
-
-
-def _write(f: io.RawIOBase, data: memoryview, at: int, path: Path) -> None:
-    """Write all of ``data`` at offset ``at`` (a raw write may be partial); OS errors become one line."""
-    try:
-        while data:
-            n = _pwrite(f.fileno(), data, at)
-            if not n:
-                raise OSError(errno.ENOSPC, "no bytes written")
-            data, at = data[n:], at + n
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write ({exc.strerror or exc}); free disk space or choose "
-                          "another output location") from exc
-
-
-def _pwrite(fd: int, data: memoryview, at: int) -> int:
-    if hasattr(os, "pwrite"):
-        return os.pwrite(fd, data, at)
-    os.lseek(fd, at, os.SEEK_SET)  # Windows has no pwrite; the one writer thread makes seek + write safe
-    return os.write(fd, data)

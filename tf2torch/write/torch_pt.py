@@ -24,7 +24,8 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import MissingDependencyError, OutputError, Tf2TorchError, UnsupportedError
 from ..plan import TensorPlan, check_plans, produce_checked
-from .pipeline import WRITE_BYTES, pieces
+from . import sink
+from .pipeline import pieces
 from .torch_zip import ALIGNMENT, TorchArchive
 
 if TYPE_CHECKING:
@@ -127,8 +128,8 @@ def write_pt(path: Path, plans: Iterable[TensorPlan], *,
                 array = produce_checked(plan, contiguous=False)
                 with archive.open(f"data/{ref.storage_key}", plan.nbytes) as f:
                     for data, _, done in pieces(array, take, lambda b: None):
-                        for start in range(0, len(data), WRITE_BYTES):  # (small writes: see WRITE_BYTES)
-                            f.write(data[start:start + WRITE_BYTES])
+                        for start in range(0, len(data), sink.WRITE_BYTES):  # (small writes: see WRITE_BYTES)
+                            f.write(data[start:start + sink.WRITE_BYTES])
                         if done is not None:
                             done()
                 del array

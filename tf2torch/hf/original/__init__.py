@@ -24,6 +24,18 @@ Pairs = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
+class Combine:
+    """Several original variables that transformers holds as one tensor (ImageGPT's ``q_proj``, ``k_proj``,
+    ``v_proj`` in one ``c_attn``; ``wte`` and ``sos`` in one ``wte``): each part through a layout of the one
+    table, then concatenated along ``axis`` in the order given, read as one variable named ``into`` (an
+    original-style name, which the convention's renames then take to its key like any other)."""
+
+    into: str  # a template over the parts' regex groups: "model/h\1/attn/c_attn"
+    parts: tuple[tuple[str, str], ...]  # (regex on the original name, layout kind), in concatenation order
+    axis: int
+
+
+@dataclass(frozen=True)
 class Convention:
     """One family's original checkpoint names and layouts."""
 
@@ -52,6 +64,12 @@ class Convention:
     # renames that depend on the model's config, applied before ``renames`` (Funnel's flat layer_<k> onto
     # encoder.blocks.<b>.<j> by the config's block_sizes, as the 4.57 loader walked them)
     indexed: Callable[[Any], tuple[tuple[str, str], ...]] | None = None
+    combines: tuple[Combine, ...] = ()  # several original variables into one key (``combine``)
+    # transformers 4.57's loader of these names, the class its conversion script filled with it, and the
+    # loader's keyword arguments: ``verify``'s reference (the checkpoint's weights as transformers read them)
+    loader: str = ""
+    loader_class: str = ""  # "" = the converted class itself
+    loader_kwargs: tuple[tuple[str, Any], ...] = ()
 
     def key_of(self, name: str, first: tuple[tuple[str, str], ...] = ()) -> str:
         """The full model's state_dict key an original variable name stands for (``first``: ``indexed``'s
@@ -69,7 +87,7 @@ def conventions() -> tuple[Convention, ...]:
     """Every family module's ``CONVENTIONS``, in module-name order (variants in their module's order)."""
     found: list[Convention] = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name in ("apply", "computed", "convert", "config", "user"):
+        if info.name.startswith("_") or info.name in ("apply", "combine", "computed", "convert", "config", "user"):
             continue
         found.extend(importlib.import_module(f"{__name__}.{info.name}").CONVENTIONS)
     return tuple(found)

@@ -39,5 +39,7 @@ CONVENTIONS = (
         ),
         heads=(("predictions", "the masked-LM pretraining head"),
                ("sop_classifier", "the sentence-order pretraining head")),
+        loader="load_tf_weights_in_albert",
+        loader_class="AlbertForPreTraining",
     ),
 )

@@ -20,5 +20,7 @@ CONVENTIONS = (
         renames=BERT_LEAVES,
         heads=(("cls.predictions", "the masked-LM pretraining head"),
                ("cls.seq_relationship", "the next-sentence pretraining head")),
+        loader="load_tf_weights_in_bert",
+        loader_class="BertForPreTraining",
     ),
 )

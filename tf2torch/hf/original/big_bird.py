@@ -22,5 +22,7 @@ CONVENTIONS = (
         layouts=((r"\.attention\.self\.(query|key|value)\.weight$", "mha_in_kernel"),
                  (r"\.attention\.self\.(query|key|value)\.bias$", "mha_in_bias"),
                  (r"\.attention\.output\.dense\.weight$", "mha_out_kernel")),
+        loader="load_tf_weights_in_big_bird",
+        loader_class="BigBirdForPreTraining",
     ),
 )

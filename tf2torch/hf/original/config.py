@@ -13,13 +13,6 @@ from ...errors import UnsupportedError, UsageError
 from ...readers.jsonsafe import load_json
 from . import Convention, detect, model_types
 
-# Families transformers 4.57 had a loader for that no convention serves, and why (more than "not written yet")
-REFUSED = {
-    "imagegpt": "OpenAI ImageGPT's checkpoint keeps q_proj, k_proj, v_proj apart and sos apart from wte, which "
-                "transformers holds concatenated (one c_attn, one wte): several weights into one key, which "
-                "tf2torch's plans (one source per key) do not make",
-}
-
 # A transformers config.json's own bookkeeping, not constructor arguments
 NOT_ARGUMENTS = ("model_type", "architectures", "transformers_version", "dtype", "torch_dtype")
 
@@ -42,9 +35,6 @@ def model_type(raw: dict[str, Any], where: Path, class_type: str | None, names: 
     stated = raw.get("model_type") or class_type
     found = detect(names)
     if stated is not None:
-        if isinstance(stated, str) and stated in REFUSED:
-            raise UnsupportedError(f"{where}: model_type {stated!r}: {REFUSED[stated]}; convert it with transformers "
-                                   f"4.x's load_tf_weights_in_{stated} and save_pretrained")
         if not isinstance(stated, str) or stated not in model_types():
             raise UnsupportedError(f"{where}: model_type {stated!r}: no original-checkpoint convention for it "
                                    f"(known: {', '.join(model_types())}); convert with --model FILE.py:CALLABLE "

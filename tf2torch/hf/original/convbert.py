@@ -30,5 +30,7 @@ CONVENTIONS = (
         skips=((r"^generator(_predictions)?/", GENERATOR),),
         heads=(("discriminator_predictions", "the discriminator's replaced-token head"),),
         layouts=((r"\.key_conv_attn_layer\.bias$", "column"),),
+        loader="load_tf_weights_in_convbert",
+        loader_class="ConvBertModel",
     ),
 )

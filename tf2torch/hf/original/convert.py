@@ -21,10 +21,10 @@ from ...map.account import Entry
 from ...map.select import EMA_SUFFIX, ema_weights
 from ...plan import TensorPlan
 from ...readers.checkpoint import read_checkpoint
-from ...spec import Format, ModelSpec, Role, Variable
+from ...spec import Format, ModelSpec
 from .. import onto, target
 from ..repo import Repo
-from . import Convention, computed, pick
+from . import Convention, combine, computed, pick
 from . import config as configs
 from .apply import apply
 
@@ -56,7 +56,8 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
     if cls is None:
         cls = target.model_class(transformers, convention.bare, where)
         convention = pick(model_type, cls.__name__) or convention
-    spec, shadows = _ema(_split(spec, convention), convention)
+    spec, combined = combine.combine(combine.split(spec, convention), convention)
+    spec, shadows = _ema(spec, convention)
     config = configs.build(transformers, cls, convention, raw, where)
     model = target.instantiate(cls, config, where)
     keys = list(model.state_dict().keys())
@@ -69,6 +70,7 @@ def convert_checkpoint(source: str | Path, out_dir: str | Path | None, hf_config
         order = {k: i for i, k in enumerate(keys)}
         plans = sorted(plans + computed.fill(convention, model, report, dtypes.by_name(dtype) if dtype else None),
                        key=lambda p: order.get(p.key, len(order)))
+    combine.account(report, combined)  # each part of a combined tensor by its own name
     for var in spec.variables:
         if var.name in applied.skipped:
             report.add(Entry("skipped", source=var.name, shape=var.shape, dtype=var.dtype.name,
@@ -99,19 +101,3 @@ def _ema(spec: ModelSpec, convention: Convention) -> tuple[ModelSpec, dict[str, 
     variables = tuple(shadowed.get(v.name, v) for v in spec.variables)
     return replace(spec, variables=variables), {n + EMA_SUFFIX: n for n in shadowed}
 
-
-def _split(spec: ModelSpec, convention: Convention) -> ModelSpec:
-    """``spec`` with each variable the convention says is stacked over layers read as one variable per
-    index of its first axis (``<name>/<i>``: a view of the stored tensor, read when its plan runs)."""
-    if not convention.splits:
-        return spec
-    variables: list[Variable] = []
-    for var in spec.variables:
-        if var.role is not Role.WEIGHT or not var.shape or not re.search(convention.splits, var.name):
-            variables.append(var)
-            continue
-        part = var.nbytes // var.shape[0]
-        variables += [replace(var, name=f"{var.name}/{i}", shape=var.shape[1:], nbytes=part,
-                              loader=lambda v=var, i=i: v.read()[i], tf_name="",
-                              note=f"{var.name}[{i}] (stacked over layers)") for i in range(var.shape[0])]
-    return replace(spec, variables=tuple(variables))

@@ -29,6 +29,9 @@ CONVENTIONS = (
                  *BERT_LEAVES),
         heads=(("generator_predictions", "the generator's masked-LM head"),
                ("generator_lm_head", "the generator's masked-LM head")),
+        loader="load_tf_weights_in_electra",
+        loader_class="ElectraForMaskedLM",
+        loader_kwargs=(("discriminator_or_generator", "generator"),),
     ),
     Convention(
         name="ELECTRA discriminator",
@@ -41,5 +44,8 @@ CONVENTIONS = (
         renames=((r"^discriminator_predictions/dense_1/", "discriminator_predictions/dense_prediction/"),
                  *BERT_LEAVES),
         heads=(("discriminator_predictions", "the discriminator's replaced-token head"),),
+        loader="load_tf_weights_in_electra",
+        loader_class="ElectraForPreTraining",
+        loader_kwargs=(("discriminator_or_generator", "discriminator"),),
     ),
 )

@@ -47,5 +47,6 @@ CONVENTIONS = (
         layouts=((r"\.attention\.(q|k|v)_head\.weight$", "mha_in_kernel"),
                  (r"\.attention\.(k|v)_head\.bias$", "mha_in_bias"),
                  (r"\.attention\.post_proj\.weight$", "mha_out_kernel")),
+        loader="load_tf_weights_in_funnel",
     ),
 )

@@ -20,5 +20,7 @@ CONVENTIONS = (
                  (r"/b$", "/bias")),
         layouts=((r"\.(c_attn|c_proj|c_fc)\.weight$", "squeeze_lead"),),
         config_keys=(("n_vocab", "vocab_size"), ("n_ctx", "n_positions")),
+        loader="load_tf_weights_in_gpt2",
+        loader_class="GPT2Model",
     ),
 )

@@ -24,5 +24,7 @@ CONVENTIONS = (
                  (r"/(wte|wpe)$", r"/\1/weight"),
                  (r"/(kernel|g)$", "/weight"),
                  (r"/b$", "/bias")),
+        loader="load_tf_weights_in_gpt_neo",
+        loader_class="GPTNeoForCausalLM",
     ),
 )

@@ -22,5 +22,7 @@ CONVENTIONS = (
                  *BERT_LEAVES),
         heads=(("cls.predictions", "the masked-LM pretraining head"),
                ("cls.seq_relationship", "the next-sentence pretraining head")),
+        loader="load_tf_weights_in_mobilebert",
+        loader_class="MobileBertForPreTraining",
     ),
 )

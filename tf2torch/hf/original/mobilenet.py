@@ -52,6 +52,8 @@ CONVENTIONS = (
                  (r"^MobilenetV1/Conv2d_(\d+)_(depthwise|pointwise)/", _v1_layer),
                  *SLIM_LEAVES),
         heads=HEADS,
+        loader="load_tf_weights_in_mobilenet_v1",
+        loader_class="MobileNetV1ForImageClassification",
     ),
     Convention(
         name="TF-slim MobileNet v2",
@@ -67,5 +69,7 @@ CONVENTIONS = (
                  *SLIM_LEAVES),
         heads=HEADS,
         ema=r"/(weights|depthwise_weights|biases|gamma|beta)$",
+        loader="load_tf_weights_in_mobilenet_v2",
+        loader_class="MobileNetV2ForImageClassification",
     ),
 )

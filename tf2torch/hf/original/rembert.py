@@ -19,5 +19,7 @@ CONVENTIONS = (
         unless=ALBERT_SIGNATURE,
         skips=((r"^cls/", HEAD), (r"(^|/)output_embedding(/|$)", HEAD)),
         renames=((r"^bert/", "rembert/"), *BERT_LEAVES),
+        loader="load_tf_weights_in_rembert",
+        loader_class="RemBertModel",
     ),
 )

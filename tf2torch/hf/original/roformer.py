@@ -21,5 +21,7 @@ CONVENTIONS = (
         renames=((r"^bert/", "roformer/"), *BERT_LEAVES),
         heads=(("cls.predictions", "the masked-LM pretraining head"),),
         computed=((r"(^|\.)encoder\.embed_positions\.weight$", "the sinusoidal position table"),),
+        loader="load_tf_weights_in_roformer",
+        loader_class="RoFormerForMaskedLM",
     ),
 )

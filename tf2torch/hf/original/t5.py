@@ -23,5 +23,7 @@ CONVENTIONS = (
                  (r"/(kernel|scale)$", "/weight")),
         heads=(("lm_head", "the untied LM head (T5 v1.1)"), ("decoder", "the decoder")),
         layouts=((r"\.relative_attention_bias\.weight$", "swap_axes"),),
+        loader="load_tf_weights_in_t5",
+        loader_class="T5ForConditionalGeneration",
     ),
 )

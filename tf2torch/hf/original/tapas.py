@@ -28,5 +28,6 @@ CONVENTIONS = (
                ("aggregation_classifier", "the aggregation head"), ("classifier", "the classification head"),
                ("cls.predictions", "the masked-LM head"), ("tapas.pooler", "the pooler")),
         layouts=((r"^(aggregation_classifier|classifier)\.weight$", "identity"),),  # stored (out, in)
+        loader="load_tf_weights_in_tapas",
     ),
 )

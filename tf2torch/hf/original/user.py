@@ -5,18 +5,21 @@ checkpoint is an original release's (google-research BERT, OpenAI GPT-2, ...): t
 Applied only when the evidence is explicit on both sides: the checkpoint's names are one family's
 signature (``detect``), and the model is a transformers class of that family (its ``config.model_type``).
 Anything else maps as before, by the matcher's own evidence; the report's notes say which convention was
-applied, if one was.
+applied, if one was. As with ``--hf-config``, stacked variables are split, parts combined and what the class
+computes itself filled by it; EMA shadows are not read by convention here (``--ema`` takes every shadow).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...map.account import Report
 from ...options import ConvertOptions
 from ...pipelines import Outcome
 from ...pipelines import onto_model as pipeline
+from ...plan import TensorPlan
 from ...spec import ModelSpec
-from . import detect, pick
+from . import combine, computed, detect, pick
 from .apply import apply
 
 
@@ -33,10 +36,16 @@ def naming(spec: ModelSpec, model: Any) -> pipeline.Naming | None:
     convention = pick(model_type, type(model).__name__)
     if convention is None:
         return None
+    read, combined = combine.combine(combine.split(spec, convention), convention)
     keys = list(model.state_dict().keys())
-    applied = apply(convention, spec.variables, keys, getattr(model, "base_model_prefix", ""), type(model).__name__,
+    applied = apply(convention, read.variables, keys, getattr(model, "base_model_prefix", ""), type(model).__name__,
                     config=model.config)
+
+    def settle(report: Report) -> list[TensorPlan]:
+        combine.account(report, combined)  # each part of a combined tensor by its own name
+        return computed.fill(convention, model, report, None) if convention.computed else []
+
     return pipeline.Naming(aliases=applied.aliases, pairs=applied.pairs, layouts=applied.layouts,
-                           skipped=applied.skipped,
+                           skipped=applied.skipped, variables=read.variables, settle=settle,
                            note=f"names read by the {convention.name} convention (tf2torch.hf.original), "
                                 f"onto {type(model).__name__}: the checkpoint holds its names")

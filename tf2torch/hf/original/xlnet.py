@@ -29,5 +29,7 @@ CONVENTIONS = (
                  (r"/(kernel|gamma)$", "/weight"),
                  (r"/beta$", "/bias")),
         heads=(("lm_loss", "the language-model head"), ("sequence_summary", "the sequence-classification head")),
+        loader="load_tf_weights_in_xlnet",
+        loader_class="XLNetLMHeadModel",
     ),
 )
