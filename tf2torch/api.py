@@ -99,6 +99,9 @@ def convert(
         hf_config: an original TF1 checkpoint (google-research BERT, ALBERT, ELECTRA, OpenAI GPT-2, mesh-TF
             T5) converts into a transformers repository (tf2torch.hf.original); this is its model config
             (a transformers config.json or the release's own); ``hf_class`` picks the class.
+        dequantize: a quantized ``.tflite`` model (int8 weights, or int8 everywhere) as its trainable float
+            model: weights dequantized to float32, QUANTIZE / DEQUANTIZE dropped, float compute (by default a
+            dynamic-range model is an emulation of LiteRT's integer arithmetic and a full-integer one is refused).
 
     Args (not an option: how to watch, not what to convert):
         progress: called as ``progress(plan, nbytes)`` after each tensor is written; when it also has
@@ -151,6 +154,9 @@ def _convert_spec(spec: ModelSpec, source: str | Path, out_dir: str | Path | Non
                   progress: Callable[[TensorPlan, int], None] | None) -> Conversion:
     from . import pipelines
     from .pipelines.contract import enforce
+
+    if options.dequantize and spec.format is not Format.TFLITE:
+        raise UsageError(f"{source}: --dequantize applies to quantized .tflite models; this is {spec.format.value}")
 
     if options.model is not None and spec.format is Format.TF1_CHECKPOINT:
         # an original release's checkpoint onto a transformers class: its convention names the weights

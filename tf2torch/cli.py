@@ -127,6 +127,8 @@ def inspect(source: Path, as_json: bool, check: bool, no_verify_crc: bool) -> No
 @click.option("--signature", metavar="NAME", help="A SavedModel's signature to convert (default: serving_default).")
 @click.option("--member", metavar="NAME", help="A .task bundle's model to convert into OUT (default: every model, "
               "each into OUT/<name>/; `inspect` lists them).")
+@click.option("--dequantize", is_flag=True, help="A quantized .tflite model: its float form (weights dequantized, "
+              "float compute) instead of the emulation of LiteRT's integer kernels; verify measures the distance.")
 @click.option("--keep-names", is_flag=True, help="Bare checkpoints: keep TF names ('/' becomes '.').")
 @click.option("--no-transpose", "transpose", flag_value=False, default=True, help="Bare checkpoints: keep TF layouts.")
 @click.option("--input-shape", callback=_shape,
@@ -250,12 +252,14 @@ def verify(source: Path, out_dir: Path, input_shape: tuple[int, ...] | None = No
 @main.command()
 @click.option("--tf-ops", is_flag=True, help="List the TF op types a graph (.pb, .meta, SavedModel) may use.")
 @click.option("--tflite-ops", is_flag=True, help="List the TFLite builtin operators a .tflite model may use.")
+@click.option("--tflite-int8-ops", "tflite_int8_ops", is_flag=True,
+              help="List the TFLite operators a full-integer int8 model may use (LiteRT's integer kernels, emulated).")
 @click.option("--keras-hub", "keras_hub", is_flag=True,
               help="List the keras-hub model classes whose Backbone.save() files tf2torch generates PyTorch for.")
 @click.option("--refused", is_flag=True, help="List the keras.layers classes tf2torch refuses, each with why.")
-def layers(tf_ops: bool, tflite_ops: bool, keras_hub: bool, refused: bool) -> None:
+def layers(tf_ops: bool, tflite_ops: bool, tflite_int8_ops: bool, keras_hub: bool, refused: bool) -> None:
     """List the Keras layer classes tf2torch converts (--tf-ops: the TF graph op types; --tflite-ops: the
-    TFLite operators; --keras-hub: the
+    TFLite operators; --tflite-int8-ops: those of full-integer models; --keras-hub: the
     keras-hub models; --refused: the Keras classes it refuses, and why). Any other class is refused by
     name, never converted approximately."""
     if refused:
@@ -277,6 +281,11 @@ def layers(tf_ops: bool, tflite_ops: bool, keras_hub: bool, refused: bool) -> No
         from .tflite import lower as lite  # importing it registers every TFLite-operator converter
 
         click.echo("\n".join(lite.supported_ops()))
+        return
+    if tflite_int8_ops:
+        from .tflite import lower as lite
+
+        click.echo("\n".join(lite.supported_int8_ops()))
         return
     from .layers import registry  # importing tf2torch.layers registers every converter
 

@@ -56,6 +56,7 @@ class ConvertOptions:
     member: str | None = None  # a MediaPipe .task bundle's model to convert (default: every one, each in OUT/<name>)
     hf_class: str | None = None  # a transformers repo's PyTorch class (default: the config's, without 'TF')
     hf_config: str | Path | None = None  # an original TF1 checkpoint's model config: convert it to a transformers repo
+    dequantize: bool = False  # a quantized .tflite model's float form (weights dequantized), not its integer emulation
 
     def __post_init__(self) -> None:
         # Callers pass lists as often as tuples; stored as tuples the object stays immutable and hashable.

@@ -151,6 +151,49 @@ def wide_dense(keras):
     return keras.Model(inp, keras.layers.Dense(64, activation="relu")(inp))
 
 
+def hybrid(keras):
+    """Weights big enough (>= 1024 values) for dynamic-range quantization to make them int8 per channel:
+    CONV_2D (stride-2 SAME on odd sizes, fused RELU), DEPTHWISE_CONV_2D (multiplier 4), a 1x1 CONV_2D,
+    FULLY_CONNECTED after a Flatten (kernel rows reordered for channels-first) and after a MEAN."""
+    L = keras.layers
+    inp = keras.Input((11, 10, 16))
+    x = L.Conv2D(32, 3, strides=2, padding="same", activation="relu")(inp)
+    x = L.DepthwiseConv2D(3, depth_multiplier=4, padding="same")(x)
+    x = L.Conv2D(16, 1)(x)
+    flat = L.Dense(24)(L.Flatten()(x))
+    pooled = L.Dense(80, activation="relu")(L.Dense(96)(L.GlobalAveragePooling2D()(x)))
+    return keras.Model(inp, [flat, pooled])
+
+
+def int_ops(keras):
+    """The operators of a full-integer model beyond MobileNetV2's: pools (SAME, stride 2, odd sizes) into a
+    CONCATENATION, LOGISTIC, MUL and ADD of tensors, RELU, PAD, MEAN, FULLY_CONNECTED, TANH, SOFTMAX."""
+    L = keras.layers
+    inp = keras.Input((13, 11, 3))
+    x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu6")(inp)
+    x = L.Concatenate()([L.MaxPooling2D(3, strides=2, padding="same")(x),
+                         L.AveragePooling2D(3, strides=2, padding="same")(x)])
+    y = L.Conv2D(16, 1)(x)
+    z = L.Add()([L.Multiply()([y, L.Activation("sigmoid")(y)]), y])
+    z = L.ZeroPadding2D(((1, 0), (2, 1)))(L.Activation("relu")(z))
+    g = L.GlobalAveragePooling2D()(z)
+    d = L.Dense(12, activation="tanh")(g)
+    # the intermediate tensors are outputs too, so each operator is compared, not only what a softmax leaves
+    return keras.Model(inp, [L.Softmax()(L.Dense(5)(d)), d, g, z, x])
+
+
+def v3_ops(keras):
+    """MobileNetV3's int8 operators, each an output: HARD_SWISH, a MEAN with keep_dims (the builtin
+    kernel's own 4-D path: 20 channels, 16 in its vector loop and 4 in its scalar one), hard sigmoid as
+    ADD / MUL of one-number constants and RELU6, LEAKY_RELU."""
+    L = keras.layers
+    inp = keras.Input((9, 8, 4))
+    c = L.Conv2D(20, 3, padding="same")(inp)
+    hard_sigmoid = L.ReLU(6.0)(c + 3.0) * (1.0 / 6.0)
+    return keras.Model(inp, [L.Activation("hard_swish")(c), L.GlobalAveragePooling2D(keepdims=True)(c),
+                             hard_sigmoid, L.LeakyReLU(negative_slope=0.3)(c)])
+
+
 def prelu_pad(keras):
     """PRELU (a PReLU shared over the spatial axes: one slope per channel) and PADV2 (tf.pad with a
     constant value other than 0) between stride-2 SAME convs."""
@@ -191,13 +234,15 @@ def mobilenet_v3_small(keras):
 MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
                                "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes, "blocks": blocks,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
-                               "prelu_pad": prelu_pad, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
+                               "prelu_pad": prelu_pad, "hybrid": hybrid, "int_ops": int_ops, "v3_ops": v3_ops, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
 TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's converter fuses only its LSTM
 
 
 def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quantize: str = "") -> Path:
     """The model ``name`` with random seeded weights, through TF's TFLite converter; ``quantize``:
-    "dynamic_range" (int8 weights) or "full_integer" (int8 everywhere, from a representative dataset)."""
+    "dynamic_range" (int8 weights), "full_integer" (int8 everywhere, from a representative dataset),
+    "full_integer_float_io" (the same with float input and output: QUANTIZE / DEQUANTIZE at the ends) or
+    "int16x8" (int16 activations, int8 weights)."""
     tf, keras = require_tf(), require_keras()
     if name in TF_KERAS:
         import tf_keras as keras
@@ -210,27 +255,31 @@ def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quan
         converter.target_spec.supported_types = [tf.float16]
     if quantize:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    if quantize == "full_integer":
+    if quantize in ("full_integer", "full_integer_float_io", "int16x8"):
         shape = tuple(model.inputs[0].shape[1:])
         rng = np.random.default_rng(seed)
         converter.representative_dataset = lambda: ([rng.normal(size=(1, *shape)).astype(np.float32)]
                                                     for _ in range(4))
+    if quantize in ("full_integer", "full_integer_float_io"):  # float_io: QUANTIZE / DEQUANTIZE at the ends
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    if quantize == "full_integer":
         converter.inference_input_type = converter.inference_output_type = tf.int8
+    if quantize == "int16x8":  # 16x8: int16 activations, int8 weights (float input and output)
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
     path = folder / f"{name}{'_fp16' if fp16 else ''}{'_' + quantize if quantize else ''}.tflite"
     path.write_bytes(converter.convert())
     return path
 
 
-def _interpreter(path: Path):
+def _interpreter(path: Path, xnnpack: bool = False):
     tf = require_tf()
     import warnings
 
+    kinds = tf.lite.experimental.OpResolverType
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice (LiteRT moves out of TF)
-        return tf.lite.Interpreter(
-            model_path=str(path),
-            experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        return tf.lite.Interpreter(model_path=str(path), experimental_op_resolver_type=kinds.AUTO if xnnpack
+                                   else kinds.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
 def input_shapes(path: Path) -> list[tuple[int, ...]]:
@@ -239,10 +288,10 @@ def input_shapes(path: Path) -> list[tuple[int, ...]]:
     return [tuple(int(d) for d in details[k]["shape"]) for k in details]
 
 
-def interpret(path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def interpret(path: Path, inputs: list[np.ndarray], xnnpack: bool = False) -> list[np.ndarray]:
     """The LiteRT interpreter's outputs (TF's tf.lite.Interpreter, builtin kernels without the XNNPACK
-    delegate), in signature order."""
-    runner = _interpreter(path).get_signature_runner()
+    delegate; ``xnnpack``: with it, LiteRT's default), in signature order."""
+    runner = _interpreter(path, xnnpack).get_signature_runner()
     details = runner.get_input_details()
     outs = runner(**dict(zip(details, inputs)))
     return [outs[k] for k in sorted(outs)]

@@ -140,7 +140,7 @@ def test_quantized_tensors_refused_by_name(tmp_path):
     _put(data, activation, S.TENSOR["type"], "b", 9)  # int8
     path = tmp_path / "int8.tflite"
     path.write_bytes(bytes(data))
-    refuses_without_output(tmp_path, path, "full-integer / dynamic-range quantized models are not converted yet",
+    refuses_without_output(tmp_path, path, "integer activation tensor(s) without quantization parameters",
                            "flatten_1/Shape", "int8")
 
 
@@ -148,3 +148,26 @@ def test_weights_only_is_a_usage_error(tmp_path):
     result = run_cli("convert", FIXTURES / "cnn.tflite", "-o", tmp_path / "out", "--weights-only")
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "--weights-only" in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_full_integer_fixture_matches_the_interpreter():
+    """The fixture CNN in full-integer int8 (TF's converter, a seeded representative dataset): the emulation
+    of LiteRT's integer kernels gives the interpreter's int8 output, every value (no TensorFlow needed)."""
+    import torch
+
+    model, result = convert_in_memory(FIXTURES / "cnn_int8.tflite")
+    io = np.load(FIXTURES / "io.npz")
+    with torch.no_grad():
+        out = model(to_torch_layout(io["input_int8"]))
+    assert out.dtype == torch.int8
+    equal = float(np.mean(out.numpy() == io["cnn_int8"]))
+    print(f"cnn_int8.tflite: {equal:.1%} of {io['cnn_int8'].size} int8 outputs equal to the interpreter's")
+    assert equal == 1.0, (out.numpy(), io["cnn_int8"])
+    counts = result.report.counts()
+    assert counts["missing"] == 0 and counts["unexpected"] == 0, counts
+
+
+def test_metadata_names_in_the_report():
+    """The file's metadata entries' names reach report.json's notes (docs/tflite.md, "What is read")."""
+    _, result = convert_in_memory(FIXTURES / "cnn.tflite")
+    assert any(n.startswith("TFLite metadata: ") and "min_runtime_version" in n for n in result.report.notes)

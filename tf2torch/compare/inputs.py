@@ -120,6 +120,8 @@ def _random(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.
         return rng.standard_normal(shape).astype(dtype)
     if kind == "b":
         return rng.random(shape) < 0.5
+    if np.dtype(dtype) == np.int8:  # a full-integer TFLite model's quantized input: its whole range
+        return rng.integers(-128, 128, shape).astype(dtype)
     if kind in "iu":  # token ids, class ids: small values are valid for any vocabulary
         return rng.integers(0, 2, shape).astype(dtype)
     raise UsageError(f"cannot make random inputs of dtype {dtype}; pass --inputs FILE.npz")

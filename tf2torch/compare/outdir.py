@@ -26,6 +26,7 @@ class OutDir:
     layers: dict[str, str] = field(default_factory=dict)  # Keras layer -> module path
     key_of: dict[str, str] = field(default_factory=dict)  # source variable -> state_dict key (mapped)
     layouts: dict[str, str] = field(default_factory=dict)  # Keras layer -> its PyTorch output layout
+    notes: tuple[str, ...] = ()  # the report's notes (a TFLite model converted with --dequantize says so)
 
     @property
     def model_file(self) -> Path:
@@ -71,7 +72,8 @@ def read_outdir(path: Path) -> OutDir:
             key_of[str(entry["source"])] = str(entry["key"])
     return OutDir(path=path, mode=mode, source=str(data.get("source", "")), interface=interface,
                   layers={str(k): str(v) for k, v in layers.items()} if isinstance(layers, dict) else {},
-                  key_of=key_of, layouts=_str_map(interface.get("layer_layouts")))
+                  key_of=key_of, layouts=_str_map(interface.get("layer_layouts")),
+                  notes=tuple(str(n) for n in data.get("notes") or () if isinstance(n, str)))
 
 
 def _str_map(value: Any) -> dict[str, str]:

@@ -71,6 +71,9 @@ class LiteReference:
             except (ValueError, RuntimeError) as exc:
                 raise UnsupportedError(f"{path}: the LiteRT interpreter cannot load this model "
                                        f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        # --dequantize of a full-integer model: real values on the PyTorch side (the report says so)
+        self.real = any(note.startswith("--dequantize") for note in outdir.notes)
+        self.integer = not self.real and any(_quantized(self.graph.tensors[i]) for i in self.graph.inputs)
         self.probes, self.tensor_of = self._probes()
         self.notes = ["reference: the LiteRT interpreter's builtin kernels without delegates"]
 
@@ -81,7 +84,8 @@ class LiteReference:
             t = self.graph.tensors[i]
             info = iface[k] if k < len(iface) and isinstance(iface[k], dict) else {}
             name = str(info.get("name") or t.name)
-            specs.append(InputSpec(name=name, tf_shape=t.dims, layout=str(info.get("layout", AUTO)), dtype=t.dtype,
+            dtype = "float32" if self.real and _quantized(t) else t.dtype  # --dequantize: the real value
+            specs.append(InputSpec(name=name, tf_shape=t.dims, layout=str(info.get("layout", AUTO)), dtype=dtype,
                                    aliases=(t.name,)))
         return specs
 
@@ -120,7 +124,9 @@ class LiteReference:
                                               "before its crop"), -1))
             else:
                 # (an LSTM's fused_activation_function is its cell activation, inside the module)
-                fused = "NONE" if op.op in _OWN_ACTIVATION else str(op.options.get("fused_activation_function", "NONE"))
+                # (an int8 module clamps to its fused activation's range itself)
+                own = op.op in _OWN_ACTIVATION or self.integer
+                fused = "NONE" if own else str(op.options.get("fused_activation_function", "NONE"))
                 activation = _FUSED.get(fused)
                 found.append((op.index, Probe(name, _out_name(graph, op), module, "cf", activation=activation or ""),
                               op.outputs[0]))
@@ -137,16 +143,43 @@ class LiteReference:
                 if tuple(d["shape"]) != tuple(x.shape):
                     interp.resize_tensor_input(d["index"], list(x.shape))
             interp.allocate_tensors()
-            for d, x in zip(details, inputs):
+            for d, x, i in zip(details, inputs, self.graph.inputs):
+                if self.real and _quantized(self.graph.tensors[i]):
+                    x = _quantize(x, self.graph.tensors[i])
                 interp.set_tensor(d["index"], np.ascontiguousarray(x, dtype=d["dtype"]))
             interp.invoke()
         except (ValueError, RuntimeError) as exc:
             raise UnsupportedError(f"{self.path}: the LiteRT interpreter failed to run the model "
                                    f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
-        outputs = [np.array(interp.get_tensor(i)) for i in self.graph.outputs]
-        layers = {name: np.array(interp.get_tensor(i)) for name, i in self.tensor_of.items()}
+        outputs = [self._real(i) for i in self.graph.outputs]
+        layers = {name: self._real(i) for name, i in self.tensor_of.items()}
         return TFRun(outputs=outputs, output_names=[self.graph.tensors[i].name for i in self.graph.outputs],
                      layers=layers)
+
+
+    def _real(self, index: int) -> np.ndarray:
+        """Tensor ``index`` after invoke(), an integer one dequantized (its real value)."""
+        value = np.array(self.interpreter.get_tensor(index))
+        t = self.graph.tensors[index]
+        if not self.real or not _quantized(t):
+            return value
+        q = t.quantization
+        zero = np.float64(q.zero_points[0] if q.zero_points else 0)
+        return ((value.astype(np.float64) - zero) * np.float64(q.scales[0])).astype(np.float32)
+
+
+def _quantized(t: Any) -> bool:
+    """An integer activation with one scale (a full-integer model's input, output or layer)."""
+    return t.dtype in ("int8", "uint8", "int16") and len(t.quantization.scales) == 1
+
+
+def _quantize(x: np.ndarray, t: Any) -> np.ndarray:
+    """LiteRT's QUANTIZE of a real value: round(x / scale) + zero point, halves away from zero, clamped."""
+    q = t.quantization
+    info = np.iinfo(np.dtype(t.dtype))
+    v = np.asarray(x, np.float64) / np.float64(np.float32(q.scales[0]))
+    rounded = np.sign(v) * np.floor(np.abs(v) + 0.5) + (q.zero_points[0] if q.zero_points else 0)
+    return np.clip(rounded, info.min, info.max).astype(t.dtype)
 
 
 def _readers_of(index: int, readers: dict[int, list[LiteOperator]]) -> set[int]:

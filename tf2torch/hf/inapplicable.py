@@ -41,6 +41,7 @@ OPTIONS: dict[str, tuple[str, Any, str]] = {
     "graph_outputs": ("--graph-output", (), "no TF graph is read"),
     "signature": ("--signature", None, "no SavedModel is read"),
     "member": ("--member", None, "no MediaPipe .task bundle is read"),
+    "dequantize": ("--dequantize", False, "no quantized TFLite model is read"),
     "verify_crc": ("--no-verify-crc", True, "h5 files carry no checksums"),
 }
 ROUTE_TAKES = {REPO: frozenset(), CHECKPOINT: frozenset({"verify_crc"})}

@@ -39,20 +39,22 @@ def _geometry(ctx: Ctx, n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple
 
 
 def _conv_like(ctx: Ctx, n: int, out_channels: int, groups: int, weight: Param, bias: Param | None,
-               extra_notes: tuple[str, ...] = ()) -> Converted:
+               extra_notes: tuple[str, ...] = (), cls: str = "", more: tuple[Param, ...] = ()) -> Converted:
+    """A conv module (``cls``: a helper class taking nn.ConvNd's arguments, e.g. TFLite's hybrid int8
+    conv; ``more``: its extra state) with the one SAME plan."""
     kernel, strides, dilation, padding = _geometry(ctx, n)
     plan = window_plan(ctx, kernel, strides, dilation, padding)
     in_channels = ctx.x.shape[-1]
-    module = Module(f"nn.Conv{n}d", (in_channels, out_channels, kernel), (
+    module = Module(cls or f"nn.Conv{n}d", (in_channels, out_channels, kernel), (
         ("stride", strides), ("padding", plan.padding), ("dilation", dilation),
         ("groups", groups), ("bias", bias is not None)))
     out_spatial = tuple(conv_out_size(s, k, st, d, padding) for s, k, st, d in
                         zip(spatial(ctx.x), kernel, strides, dilation))
     out = TensorInfo((*out_spatial, out_channels), "cf")
     ops = (*plan.ops, apply_module(module), *activation_ops(ctx, ctx.config.get("activation"), out))
-    params = (weight,) if bias is None else (weight, bias)
-    return Converted(ops, (out,), params, notes=plan.notes + extra_notes, helpers=plan.helpers,
-                     sized=plan.sized)
+    params = ((weight,) if bias is None else (weight, bias)) + more
+    return Converted(ops, (out,), params, notes=plan.notes + extra_notes,
+                     helpers=plan.helpers + ((cls,) if cls else ()), sized=plan.sized)
 
 
 @converter("Conv1D", "Conv2D", "Conv3D", wants="cf")

@@ -27,8 +27,10 @@ def run(spec: ModelSpec, options: ConvertOptions) -> Outcome:
     return generated(spec, options, input_shape=options.input_shape)
 
 
-def generated(spec: ModelSpec, options: ConvertOptions, *, input_shape: tuple[int, ...] | None) -> Outcome:
-    """The generated model of ``spec.graph`` (a Keras model, or a TF graph's lowered layers)."""
+def generated(spec: ModelSpec, options: ConvertOptions, *, input_shape: tuple[int, ...] | None,
+              doc_notes: tuple[str, ...] = ()) -> Outcome:
+    """The generated model of ``spec.graph`` (a Keras model, or a TF graph's lowered layers); ``doc_notes``:
+    lines for model.py's docstring (and the report's notes), e.g. a quantized model's input scales."""
     from ..codegen import model_file  # codegen renders; keep the import next to its one use
 
     graph = spec.graph
@@ -64,9 +66,9 @@ def generated(spec: ModelSpec, options: ConvertOptions, *, input_shape: tuple[in
         return "unexpected", "no layer of the architecture owns it"
 
     settle(report, candidates, used, verdict)
-    report.notes += gen.notes
+    report.notes += gen.notes + list(doc_notes)
     report.interface = _interface(graph, gen)
-    source = model_file.render(gen, spec.path.name, options.weights_name)
+    source = model_file.render(gen, spec.path.name, options.weights_name, doc_notes)
     return Outcome(plans, report, source, gen.taps)
 
 

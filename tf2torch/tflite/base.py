@@ -31,8 +31,9 @@ class LiteCtx:
     """One TFLite operator's lowering: its options, its input values, its output tensors' shapes."""
 
     def __init__(self, op: LiteOperator, tensors: Sequence[LiteTensor], inputs: Sequence[Value], builder: Any,
-                 name: str) -> None:
+                 name: str, dequantize: bool = False) -> None:
         self.operator = op
+        self.dequantize = dequantize  # --dequantize: quantized constants arrive as float32, activations are real
         self.tensors = tensors
         self.inputs = tuple(inputs)
         self.name = name  # its first output's readable name: what its layers and TF nodes are called
@@ -73,6 +74,10 @@ class LiteCtx:
         if i >= len(self.operator.inputs) or self.operator.inputs[i] < 0:
             return None
         return self.const(i, "bias")
+
+    def input_tensor(self, i: int) -> LiteTensor:
+        """The TFLite tensor behind input ``i`` (its dtype and quantization)."""
+        return self.tensors[self.operator.inputs[i]]
 
     def out_dims(self, k: int = 0) -> tuple[int | None, ...]:
         """Output ``k``'s shape as TFLite declares it, None where dynamic (a batch of -1)."""
@@ -155,6 +160,30 @@ def lite_op(*ops: str) -> Callable[[Converter], Converter]:
 
 def lookup_lite(op: str) -> Converter | None:
     return _REGISTRY.get(op)
+
+
+_INT_REGISTRY: dict[str, Converter] = {}
+
+
+def int_op(*ops: str) -> Callable[[Converter], Converter]:
+    """Register the full-integer (int8 activations) converter of TFLite builtin operators."""
+
+    def register(fn: Converter) -> Converter:
+        for op in ops:
+            if op in _INT_REGISTRY:
+                raise RuntimeError(f"two integer converters for TFLite op {op!r}")
+            _INT_REGISTRY[op] = fn
+        return fn
+
+    return register
+
+
+def lookup_int(op: str) -> Converter | None:
+    return _INT_REGISTRY.get(op)
+
+
+def supported_int() -> list[str]:
+    return sorted(_INT_REGISTRY)
 
 
 def supported() -> list[str]:

@@ -21,11 +21,10 @@ from ..spec import GraphNode, ModelSpec, Variable
 from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op converters the operators use)
 from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
-from . import ops_array, ops_custom, ops_math, ops_nn, ops_rnn  # noqa: F401  (registration)
+from . import ops_array, ops_custom, ops_int, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
 from .atrous import fold_atrous
-from .base import LiteCtx, lookup_lite, supported
+from .base import LiteCtx, lookup_int, lookup_lite, supported, supported_int
 
-INTEGER = frozenset({"int8", "uint8", "int16", "int4"})  # a quantized model's activations or weights
 _ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
 
@@ -34,19 +33,6 @@ def readable(name: str) -> str:
     is the outermost), and keeps TF's ':0' output suffix on inputs and outputs."""
     first = name.split(";", 1)[0]
     return first[:-2] if first.endswith(":0") else first
-
-
-def check_float(model: LiteModel, graph: LiteSubgraph) -> None:
-    """Refuse integer-quantized models, naming their quantized tensors (float16 weights are converted)."""
-    used = {i for op in graph.operators for i in (*op.inputs, *op.outputs) if i >= 0} | set(graph.inputs)
-    found = [t for t in graph.tensors if t.index in used and (t.dtype in INTEGER or t.dtype == "float32" and
-                                                              t.quantization.quantized and model.has_data(t))]
-    ops = sorted({op.op for op in graph.operators if op.op in ("QUANTIZE", "DENSIFY")})
-    if found or ops:
-        shown = ", ".join(f"{t.name!r} ({t.dtype})" for t in found[:3]) + (", ..." if len(found) > 3 else "")
-        raise UnsupportedError(f"{model.where}: full-integer / dynamic-range quantized models are not converted yet "
-                               f"({len(found)} quantized tensor(s): {shown or ', '.join(ops)}); convert the float "
-                               "model, or one with float16 weights (target_spec.supported_types=[tf.float16])")
 
 
 def unsupported_ops(graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> dict[str, list[str]]:
@@ -68,16 +54,47 @@ def _check_supported(model: LiteModel, graph: LiteSubgraph, operators: Sequence[
                                f"not convert: {shown}; `tf2torch layers --tflite-ops` lists the supported ones")
 
 
-def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) -> ModelSpec:
+def _int8_tensors(model: LiteModel, graph: LiteSubgraph, op: LiteOperator) -> list[LiteTensor]:
+    """The int8 activations an operator reads or writes (none: float or shape arithmetic, converted as usual)."""
+    return [t for i in (*op.inputs, *op.outputs) if i >= 0 for t in (graph.tensors[i],)
+            if t.dtype == "int8" and not model.has_data(t)]
+
+
+def _check_integer(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> None:
+    """A full-integer model: every operator on int8 activations has an integer converter, or only moves
+    values between tensors of one (scale, zero point); the others are refused, every one at once."""
+    missing: dict[str, list[str]] = {}
+    for op in operators:
+        tensors = _int8_tensors(model, graph, op)
+        if not tensors or lookup_int(op.kind) is not None:
+            continue
+        params = {(t.quantization.scales, t.quantization.zero_points) for t in tensors}
+        if op.kind in ops_int.MOVES and len(params) <= 1 and op.options.get("fused_activation_function",
+                                                                            "NONE") == "NONE":
+            continue
+        why = " (no integer kernel emulated)" if op.kind not in ops_int.MOVES else " (int8 tensors of different scales)"
+        name = readable(graph.tensors[op.outputs[0]].name) if op.outputs else f"operator {op.index}"
+        missing.setdefault(op.kind + why, []).append(name)
+    if missing:
+        shown = "; ".join(f"{kind}: {len(names)} ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
+                          for kind, names in sorted(missing.items())[:8])
+        raise UnsupportedError(f"{model.where}: a full-integer int8 model with {len(missing)} operator kind(s) "
+                               f"whose integer form is not emulated: {shown}; {quant.HINT}")
+
+
+def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, dequantize: bool = False) -> ModelSpec:
     """``spec`` with ``graph`` set to its TFLite model lowered to layers; ``input_shape`` (TF's layout,
-    batch first) replaces its one input's shape (a model converted with an open size)."""
+    batch first) replaces its one input's shape (a model converted with an open size); ``dequantize``:
+    a quantized model's float form (``tflite/quant.py``)."""
     if spec.tflite is None:
         raise UnsupportedError(f"{spec.path}: holds no TFLite model")
     model: LiteModel = spec.tflite()
     graph = model.subgraphs[0]
-    check_float(model, graph)
     operators = fold_atrous(model, graph)  # dilated convs, as TF's converter takes them apart
     _check_supported(model, graph, operators)
+    integer = quant.check(model, graph, operators, dequantize)
+    if integer:
+        _check_integer(model, graph, operators)
     names = weight_names(model, graph)
     stored = {v.name: v for v in spec.variables}
     keys = _signature_keys(model)
@@ -86,18 +103,22 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) ->
     for i in graph.inputs:
         t = graph.tensors[i]
         name = keys[0].get(i) or readable(t.name)
-        dtype = types.SimpleNamespace(enum=BY_NAME[t.dtype].tf_enum if t.dtype in BY_NAME else 1)
+        # --dequantize: an integer input takes the real value its quantization stands for (float32)
+        real = dequantize and t.dtype in quant.ACTIVATION_INTS and t.quantization.quantized
+        dtype = types.SimpleNamespace(enum=BY_NAME[t.dtype].tf_enum if t.dtype in BY_NAME and not real else 1)
         values[i] = builder.input(GraphNode(name, "Placeholder", (), {"shape": list(t.dims), "dtype": dtype}))
     for t in graph.tensors:
         if t.index not in values and model.has_data(t):
             var = stored.get(names.get(t.index, ""))
+            if var is not None and dequantize and quant.is_quantized_constant(model, t):
+                var = quant.dequantized(model.where, t, var)  # same name: the report accounts for the file's tensor
             values[t.index] = Const(var, weight=True) if var is not None else Const(_constant(model, t))
     taken: set[str] = set()
     for op in operators:
         ctx = LiteCtx(op, graph.tensors, [values.get(i, Missing(f"tensor {i} is computed by no earlier operator"))
                                           if i >= 0 else Missing("an omitted optional input") for i in op.inputs],
-                      builder, _node_name(graph, op, taken, keys[1]))
-        outs = _run(ctx)
+                      builder, _node_name(graph, op, taken, keys[1]), dequantize=dequantize)
+        outs = _run(ctx, integer and bool(_int8_tensors(model, graph, op)))
         for k, i in enumerate(op.outputs):
             if k < len(outs):
                 # (with --input-shape too: the sizes a TFLite input leaves open are None here; the fixed
@@ -114,12 +135,23 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None) ->
     output_names = tuple(keys[1].get(i, "") for i in graph.outputs)
     frozen = builder.freeze(_model_name(spec), tuple(out_refs), tuple(graph.tensors[i].name for i in graph.outputs),
                             output_names if all(output_names) else (), class_name="TFLite")
-    return dataclasses.replace(spec, graph=frozen)
+    notes = quant.interface_notes(graph, {**keys[0], **keys[1]}, dequantize)
+    if dequantize:
+        notes += ("--dequantize: quantized weights dequantized to float32, QUANTIZE / DEQUANTIZE of activations "
+                  "dropped, float compute; `tf2torch verify` measures the distance from LiteRT's integer "
+                  "inference",)
+    return dataclasses.replace(spec, graph=frozen, notes=spec.notes + notes)
 
 
 def supported_ops() -> list[str]:
     """Every TFLite builtin operator a converted model may hold."""
     return supported()
+
+
+def supported_int8_ops() -> list[str]:
+    """Every operator a full-integer int8 model may hold: an integer kernel emulated, or one that only
+    moves values (between tensors of one scale and zero point)."""
+    return sorted(set(supported_int()) | {op for op in ops_int.MOVES if lookup_lite(op) is not None})
 
 
 def _signature_keys(model: LiteModel) -> tuple[dict[int, str], dict[int, str]]:
@@ -166,8 +198,8 @@ def _constant(model: LiteModel, t: LiteTensor) -> Variable:
     return Variable(name=t.name, dtype=BY_NAME[t.dtype], shape=t.shape, nbytes=array.nbytes, loader=lambda: array)
 
 
-def _run(ctx: LiteCtx) -> tuple[Value, ...]:
-    converter = lookup_lite(ctx.operator.kind)
+def _run(ctx: LiteCtx, integer: bool = False) -> tuple[Value, ...]:
+    converter = (integer and lookup_int(ctx.operator.kind)) or lookup_lite(ctx.operator.kind)
     assert converter is not None  # _check_supported ran first
     try:
         return tuple(converter(ctx))

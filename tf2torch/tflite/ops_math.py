@@ -13,6 +13,7 @@ import dataclasses
 from .. import dtypes
 from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, lite_op
+from .quant import HINT, dequantized
 
 _BINARY = {"ADD": "AddV2", "SUB": "Sub", "MUL": "Mul", "DIV": "RealDiv", "MAXIMUM": "Maximum", "MINIMUM": "Minimum",
            "SQUARED_DIFFERENCE": "SquaredDifference", "POW": "Pow"}
@@ -77,14 +78,35 @@ def softmax(ctx: LiteCtx) -> tuple[Value, ...]:
 @lite_op("DEQUANTIZE")
 def dequantize(ctx: LiteCtx) -> tuple[Value, ...]:
     value = ctx.value(0)
-    if not isinstance(value, Const) or value.var.dtype.name != "float16":
-        raise ctx.unsupported("dequantizing an integer tensor (a quantized model)",
-                              "full-integer / dynamic-range quantized models are not converted yet")
-    # float16 weights: LiteRT computes with their exact float32 values, so the parameter is that float32.
+    if isinstance(value, Tensor):
+        if ctx.dequantize:  # --dequantize: the activation already holds its real value
+            return (value,)
+        raise ctx.unsupported("dequantizing an integer activation (a full-integer quantized model)", HINT)
+    if not isinstance(value, Const):
+        raise ctx.unsupported("dequantizing something that is neither a constant nor an activation")
     var = value.var
+    if var.dtype.name == "float32":  # --dequantize made the integer constant float already
+        return (value,)
+    if var.dtype.name != "float16":
+        # int8 weights that TF's converter dequantizes for an operator without a hybrid kernel: the
+        # float32 values LiteRT's DEQUANTIZE computes, under the file's own name
+        t = ctx.input_tensor(0)
+        if not t.quantization.quantized:
+            raise ctx.unsupported(f"dequantizing a {var.dtype.name} constant without quantization parameters")
+        return (Const(dequantized(ctx.where(), t, var), weight=value.weight),)
+    # float16 weights: LiteRT computes with their exact float32 values, so the parameter is that float32.
     f32 = dataclasses.replace(var, dtype=dtypes.BY_NAME["float32"], nbytes=var.nbytes * 2,
                               loader=lambda: var.read().astype("<f4"))
     return (Const(f32, weight=value.weight),)
+
+
+@lite_op("QUANTIZE")
+def quantize(ctx: LiteCtx) -> tuple[Value, ...]:
+    """float -> int8 at a full-integer model's input, or int8 -> int8 requantization: with --dequantize
+    the values stay real, so both are identities (the rounding they stand for is what --dequantize drops)."""
+    if not ctx.dequantize:
+        raise ctx.unsupported("quantizing activations (a full-integer quantized model)", HINT)
+    return (ctx.tensor(0),)
 
 
 @lite_op("PRELU")

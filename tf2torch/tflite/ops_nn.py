@@ -13,7 +13,36 @@ import math
 
 from ..map import layouts
 from ..tfgraph.base import Const, ShapeVec, Tensor, Value
+from ..tfgraph.ops_nn import out_size
 from .base import LiteCtx, lite_op
+from .quant import weight_scales
+
+HYBRID = "tf2torch>LiteHybrid"  # the layers of layers/lite_quant.py
+
+
+def _int8(kernel: Const) -> bool:
+    """int8 weights on a float input: a dynamic-range (hybrid) operator (``tflite/quant.py`` let it through)."""
+    return kernel.var.dtype.name == "int8"
+
+
+def _hybrid_conv(ctx: LiteCtx, kind: str, x: Tensor, kernel: Const, config: dict) -> Tensor:
+    """A hybrid CONV_2D / DEPTHWISE_CONV_2D as one layer: the int8 kernel (in TF's layout), its scales,
+    the fused bias; then the fused activation, as for the float operator."""
+    window = _window(ctx)
+    dilations = _dilations(ctx)
+    kh, kw = kernel.shape[:2]
+    channels = config.get("filters") or x.shape[-1] * config["depth_multiplier"]
+    config = {**config, "kernel_size": [kh, kw], "strides": window["strides"][1:3],
+              "padding": window["padding"].lower(), "dilation_rate": dilations[1:3], "activation": "linear",
+              "data_format": "channels_last", "weight_scale": weight_scales(ctx.input_tensor(1), channels)}
+    weights = [("kernel", kernel)]
+    bias = ctx.optional(2)
+    config["use_bias"] = bias is not None
+    if bias is not None:
+        weights.append(("bias", bias))
+    shape = (x.shape[0], *(out_size(s, k, st, d, window["padding"]) for s, k, st, d in
+                           zip(x.shape[1:3], (kh, kw), window["strides"][1:3], dilations[1:3])), channels)
+    return ctx.layer(HYBRID + kind, config, [x], shape, weights=weights, name=ctx.name)
 
 
 def _window(ctx: LiteCtx) -> dict:
@@ -53,7 +82,13 @@ def conv_2d(ctx: LiteCtx) -> tuple[Value, ...]:
     x, kernel = _padded(ctx, ctx.tensor(0)), ctx.const(1, "filter")
     if len(kernel.shape) != 4:
         raise ctx.unsupported(f"a filter of shape {list(kernel.shape)} (expected (O, H, W, I))")
+    hybrid = _int8(kernel)
     kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d"))
+    if hybrid:
+        if x.shape[-1] != kernel.shape[2]:
+            raise ctx.unsupported(f"a grouped hybrid convolution ({kernel.shape[2]} of {x.shape[-1]} channels per group)")
+        y = _hybrid_conv(ctx, "Conv2D", x, kernel, {"filters": kernel.shape[3], "groups": 1})
+        return (_cropped(ctx, ctx.activation(y)),)
     (y,) = ctx.tf("Conv2D", [x, kernel], {**_window(ctx), "dilations": _dilations(ctx)})
     return (_cropped(ctx, ctx.activation(ctx.bias(y, 2))),)  # type: ignore[arg-type]
 
@@ -65,7 +100,11 @@ def depthwise_conv_2d(ctx: LiteCtx) -> tuple[Value, ...]:
     # TFLite's kernel is (1, H, W, C*M): the multiplier is read from the sizes (the option may be stale).
     if channels is None or len(kernel.shape) != 4 or kernel.shape[0] != 1 or kernel.shape[3] % channels:
         raise ctx.unsupported(f"a depthwise filter of shape {list(kernel.shape)} on a {channels}-channel input")
+    hybrid = _int8(kernel)
     kernel = ctx.relayout(kernel, layouts.tflite_depthwise(channels))
+    if hybrid:
+        y = _hybrid_conv(ctx, "DepthwiseConv2D", x, kernel, {"depth_multiplier": kernel.shape[3]})
+        return (_cropped(ctx, ctx.activation(y)),)
     (y,) = ctx.tf("DepthwiseConv2dNative", [x, kernel], {**_window(ctx), "dilations": _dilations(ctx)})
     return (_cropped(ctx, ctx.activation(ctx.bias(y, 2))),)  # type: ignore[arg-type]
 
@@ -101,7 +140,16 @@ def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
             raise ctx.unsupported(f"an input of shape {list(x.shape)} flattened to rows of {width}",
                                   "convert with keep_num_dims (TF's converter keeps them for a Dense on a sequence)")
         x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
+    hybrid = _int8(kernel)
     kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
+    if hybrid:
+        bias = ctx.optional(2)
+        config = {"units": units, "use_bias": bias is not None, "activation": "linear",
+                  "asymmetric": bool(ctx.option("asymmetric_quantize_inputs", False)),
+                  "weight_scale": weight_scales(ctx.input_tensor(1), units)}
+        weights = [("kernel", kernel)] + ([("bias", bias)] if bias is not None else [])
+        y = ctx.layer(HYBRID + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name)
+        return (ctx.activation(y),)
     (y,) = ctx.tf("BatchMatMulV2", [x, kernel])  # (..., in) @ (in, out): a Dense over the last axis
     assert isinstance(y, Tensor)
     return (ctx.activation(ctx.bias(y, 2)),)

@@ -8,13 +8,14 @@ from typing import Any
 
 from ..readers.tflite.model import LiteModel
 from .atrous import fold_atrous
-from .lower import INTEGER, readable, unsupported_ops
+from .lower import readable, unsupported_ops
+from .quant import ACTIVATION_INTS
 
 
 def survey(model: LiteModel) -> dict[str, Any]:
     graph = model.subgraphs[0]
     ops = Counter(op.kind for op in graph.operators)
-    quantized = [t.name for t in graph.tensors if t.dtype in INTEGER]
+    quantized = [t.name for t in graph.tensors if t.dtype in ACTIVATION_INTS]
     signatures = {s.key: {"inputs": sorted(s.inputs), "outputs": sorted(s.outputs)} for s in model.signatures}
     return {"nodes": len(graph.operators), "inputs": [readable(graph.tensors[i].name) for i in graph.inputs],
             "outputs": [readable(graph.tensors[i].name) for i in graph.outputs],

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 MAX_RANK = 16  # TFLite kernels take at most 6 dimensions; more is a forged shape
 FLOAT_DTYPES = ("float32", "float16", "float64")
+QUANTIZED_DTYPES = ("int8", "uint8", "int16", "int32", "int64")  # weights and biases of quantized models, with scales
 
 
 def read_tflite(path: Path) -> ModelSpec:
@@ -47,13 +48,15 @@ def tflite_spec(model: LiteModel, path: Path) -> ModelSpec:
 
 
 def weight_names(model: LiteModel, graph: LiteSubgraph) -> dict[int, str]:
-    """Tensor index -> variable name of the graph's weights: its float constants of rank >= 1 (int32
-    constants are shapes and axes, scalars are factors: as in a frozen graph). Names are not unique in
-    the schema: a repeated one gets its tensor index."""
+    """Tensor index -> variable name of the graph's weights: its float constants of rank >= 1 and its
+    quantized integer constants (int8 weights, int32 biases: they carry scales; an int32 constant without
+    them is a shape or axes, a scalar is a factor: as in a frozen graph). Names are not unique in the
+    schema: a repeated one gets its tensor index."""
     out: dict[int, str] = {}
     seen: set[str] = set()
     for t in graph.tensors:
-        if t.dtype in FLOAT_DTYPES and t.shape and model.has_data(t):
+        weight = t.dtype in FLOAT_DTYPES or t.dtype in QUANTIZED_DTYPES and t.quantization.quantized
+        if weight and t.shape and model.has_data(t):
             name = t.name if t.name not in seen else f"{t.name}#{t.index}"
             seen.add(name)
             out[t.index] = name

@@ -1,0 +1,324 @@
+"""Full-integer int8 operators: each becomes a ``tf2torch>LiteInt*`` layer (``layers/lite_int.py``) that
+runs LiteRT's integer kernel (``runtime/lite_int.py``), with the fixed-point parameters LiteRT's
+``Prepare`` computes, computed here the same way (``tflite/quant_math.py``).
+
+Operators that only move values (RESHAPE, CONCATENATION, SHAPE arithmetic...) keep their float
+converters when every integer tensor they touch has one scale and zero point (``MOVES``): an int8 tensor
+is then moved, not changed. Anything else is refused by name, all at once (``tflite/lower.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..map import layouts
+from ..tfgraph.base import Const, Tensor, Value
+from ..tfgraph.ops_nn import out_size
+from .base import LiteCtx, int_op
+from .ops_math import _same_rank
+from .quant_math import (
+    activation_range,
+    add_params,
+    hard_swish_params,
+    leaky_relu_params,
+    lut,
+    mean_hw_params,
+    mean_params,
+    quantize_multiplier,
+    softmax_table,
+)
+
+INT = "tf2torch>LiteInt"
+# Value-moving operators converted by their float converters when their integer tensors share one
+# (scale, zero point) (TFLite's int8 kernels for them require it, as do their op specs).
+MOVES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "CONCATENATION", "SHAPE", "STRIDED_SLICE",
+                   "SLICE", "PACK", "UNPACK", "GATHER", "SPLIT", "SPLIT_V", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"})
+
+
+def qparams(ctx: LiteCtx, t_index: int) -> tuple[float, int]:
+    """(scale, zero point) of a per-tensor quantized tensor."""
+    q = ctx.tensors[t_index].quantization
+    if len(q.scales) != 1:
+        raise ctx.unsupported(f"tensor {ctx.tensors[t_index].name!r} has {len(q.scales)} scales (expected one)")
+    scale, zero = float(q.scales[0]), int(q.zero_points[0] if q.zero_points else 0)
+    if not (0 < scale < float("inf")) or not -128 <= zero <= 127:
+        raise ctx.unsupported(f"tensor {ctx.tensors[t_index].name!r} has scale {scale!r}, zero point {zero} "
+                              "(an int8 tensor needs a positive finite scale, a zero point in [-128, 127]); "
+                              "the file is corrupt")
+    return scale, zero
+
+
+def _io(ctx: LiteCtx) -> tuple[tuple[float, int], tuple[float, int]]:
+    return qparams(ctx, ctx.operator.inputs[0]), qparams(ctx, ctx.operator.outputs[0])
+
+
+def _range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
+    fused = ctx.option("fused_activation_function", "NONE")
+    low, high = activation_range(fused, *out)
+    if low is None:
+        raise ctx.unsupported(f"fused activation {fused} on int8")
+    return {"output_min": low, "output_max": high}
+
+
+def _window(ctx: LiteCtx, kh: int, kw: int, dilated: bool) -> dict:
+    padding = ctx.option("padding", "SAME")
+    if padding not in ("SAME", "VALID"):
+        raise ctx.unsupported(f"padding {padding}")
+    dil = [ctx.option("dilation_h_factor", 1), ctx.option("dilation_w_factor", 1)] if dilated else [1, 1]
+    return {"kernel_size": [kh, kw], "strides": [ctx.option("stride_h", 1), ctx.option("stride_w", 1)],
+            "padding": padding.lower(), "dilation_rate": dil}
+
+
+def _out_shape(shape: tuple, window: dict, channels: int) -> tuple:
+    mode = window["padding"].upper()
+    return (shape[0], *(out_size(s, k, st, d, mode) for s, k, st, d in
+                        zip(shape[1:3], window["kernel_size"], window["strides"], window["dilation_rate"])), channels)
+
+
+def _multipliers(ctx: LiteCtx, in_scale: float, out_scale: float, weight_index: int) -> dict:
+    """Per output channel: input scale * weight scale / output scale (in double) as a fixed-point
+    multiplier and shift (LiteRT's ``PopulateConvolutionQuantizationParams``)."""
+    w = ctx.tensors[ctx.operator.inputs[weight_index]].quantization
+    if any(z != 0 for z in w.zero_points):
+        raise ctx.unsupported("int8 weights with a zero point")
+    if not w.scales or not all(0 < s < float("inf") for s in w.scales):
+        raise ctx.unsupported("int8 weights without positive finite scales; the file is corrupt")
+    pairs = [quantize_multiplier(in_scale * float(s) / out_scale) for s in w.scales]
+    return {"multiplier": [m for m, _ in pairs], "shift": [s for _, s in pairs]}
+
+
+def _bias(ctx: LiteCtx, i: int) -> list[tuple[str, Const]]:
+    bias = ctx.optional(i)
+    if bias is None:
+        return []
+    if bias.var.dtype.name != "int32":
+        raise ctx.unsupported(f"a {bias.var.dtype.name} bias (expected int32)")
+    return [("bias", bias)]
+
+
+@int_op("CONV_2D", "DEPTHWISE_CONV_2D")
+def conv(ctx: LiteCtx) -> tuple[Value, ...]:
+    x, kernel = ctx.tensor(0), ctx.const(1, "filter")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if len(kernel.shape) != 4 or kernel.var.dtype.name != "int8":
+        raise ctx.unsupported(f"a {kernel.var.dtype.name} filter of shape {list(kernel.shape)}")
+    depthwise = ctx.op == "DEPTHWISE_CONV_2D"
+    channels = x.shape[-1]
+    if depthwise:
+        if channels is None or kernel.shape[0] != 1 or kernel.shape[3] % channels:
+            raise ctx.unsupported(f"a depthwise filter of shape {list(kernel.shape)} on {channels} channels")
+        kernel = ctx.relayout(kernel, layouts.tflite_depthwise(channels))
+        out_c, extra = kernel.shape[2] * kernel.shape[3], {"depth_multiplier": kernel.shape[3]}
+    else:
+        kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d"))
+        if channels != kernel.shape[2]:
+            raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
+        out_c, extra = kernel.shape[3], {"filters": kernel.shape[3]}
+    window = _window(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
+    config = {**window, **extra, **_range(ctx, (s_out, z_out)), **_multipliers(ctx, s_in, s_out, 1),
+              "input_zero_point": z_in, "output_zero_point": z_out, "depthwise": depthwise}
+    weights = [("kernel", kernel), *_bias(ctx, 2)]
+    pads, crops = ctx.option("atrous_pad"), ctx.option("atrous_crop")
+    shape_in = x.shape
+    if pads:  # a dilated conv put back from SPACE_TO_BATCH_ND (tflite/atrous.py): its paddings are the zero point's
+        if window["padding"] != "valid":
+            raise ctx.unsupported("a dilated int8 convolution with SAME padding inside its space-to-batch")
+        config["explicit_padding"] = [list(p) for p in pads]
+        shape_in = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:3], pads)),
+                    x.shape[3])
+    shape = _out_shape(shape_in, window, out_c)
+    y = ctx.layer(INT + "Conv2D", config, [x], shape, weights=weights, name=ctx.name)
+    if crops and any(a or b for a, b in crops):  # BATCH_TO_SPACE_ND's crops: slicing moves int8 values as they are
+        shape = (y.shape[0], *(None if s is None else s - a - b for s, (a, b) in zip(y.shape[1:3], crops)), y.shape[3])
+        y = ctx.layer("Cropping2D", {"cropping": crops, "data_format": "channels_last"}, [y], shape,
+                      name=f"{ctx.name}/crop")
+    return (y,)
+
+
+@int_op("FULLY_CONNECTED")
+def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
+    x, kernel = ctx.tensor(0), ctx.const(1, "weights")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if len(kernel.shape) != 2 or kernel.var.dtype.name != "int8" or ctx.option("weights_format", 0) != 0:
+        raise ctx.unsupported(f"{kernel.var.dtype.name} weights of shape {list(kernel.shape)}")
+    units, width = kernel.shape
+    if len(x.shape) > 2:
+        if ctx.option("keep_num_dims", False) or any(s is None for s in x.shape[1:]) or \
+                int(np.prod(x.shape[1:])) != width:
+            raise ctx.unsupported(f"an int8 input of shape {list(x.shape)} (expected rows of {width})")
+        x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
+    kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
+    config = {"units": units, **_range(ctx, (s_out, z_out)), **_multipliers(ctx, s_in, s_out, 1),
+              "input_zero_point": z_in, "output_zero_point": z_out}
+    weights = [("kernel", kernel), *_bias(ctx, 2)]
+    return (ctx.layer(INT + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)
+
+
+@int_op("ADD", "SUB", "MUL")
+def binary(ctx: LiteCtx) -> tuple[Value, ...]:
+    a, b = ctx.value(0), ctx.value(1)
+    (s1, z1), (s2, z2) = qparams(ctx, ctx.operator.inputs[0]), qparams(ctx, ctx.operator.inputs[1])
+    constant = None
+    if isinstance(a, Const) and isinstance(b, Tensor) and ctx.op != "SUB":  # commutative: the tensor first
+        a, b, (s1, z1), (s2, z2) = b, a, (s2, z2), (s1, z1)
+    if isinstance(b, Const) and isinstance(a, Tensor):
+        constant = _channel_constant(ctx, b, a)
+    elif not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise ctx.unsupported("int8 operands that are not two tensors, or a tensor and a per-channel constant")
+    elif len(a.shape) != len(b.shape):
+        a, b = _same_rank(ctx, a), _same_rank(ctx, b)
+    s_out, z_out = qparams(ctx, ctx.operator.outputs[0])
+    config = {**_range(ctx, (s_out, z_out)), "zero_points": [z1, z2], "output_zero_point": z_out}
+    if ctx.op == "MUL":
+        config["multiplier"], config["shift"] = quantize_multiplier(s1 * s2 / s_out)
+    else:
+        config.update(params=[list(p) for p in add_params(s1, s2, s_out)], sign=-1 if ctx.op == "SUB" else 1)
+    kind = "Mul" if ctx.op == "MUL" else "Add"
+    if constant is not None and constant.shape == ():  # x op c, c one int8 number (hard sigmoid's 1/6, +3)
+        config["scalar"] = int(np.asarray(constant.array()).reshape(-1)[0])
+        return (ctx.layer(INT + kind, config, [a], a.shape, name=ctx.name),)
+    if constant is not None:  # x op c: c is the layer's int8 weight, one value per channel
+        return (ctx.layer(INT + kind, config, [a], a.shape, weights=[("constant", constant)], name=ctx.name),)
+    assert isinstance(a, Tensor) and isinstance(b, Tensor)
+    shape = tuple(p if q in (1, None) else q for p, q in zip(a.shape, b.shape))
+    shape = tuple(q if p == 1 else p for p, q in zip(shape, b.shape))
+    return (ctx.layer(INT + kind, config, [a, b], shape, name=ctx.name),)
+
+
+def _channel_constant(ctx: LiteCtx, c: Const, x: Tensor) -> Const:
+    """An int8 constant operand holding one value per channel (a folded batch norm's scale or shift), as
+    a (C,) vector, or one value for all (shape ()); anything else is refused."""
+    channels = x.shape[-1]
+    if c.var.dtype.name == "int8" and int(np.prod(c.shape)) == 1:
+        return ctx.reshaped(c, ())
+    if c.var.dtype.name != "int8" or any(d != 1 for d in c.shape[:-1]) or not c.shape or c.shape[-1] != channels:
+        raise ctx.unsupported(f"a {c.var.dtype.name} constant operand of shape {list(c.shape)} for "
+                              f"{channels} channels (one int8 value per channel is emulated)")
+    return ctx.reshaped(c, (channels,))
+
+
+@int_op("MEAN")
+def mean(ctx: LiteCtx) -> tuple[Value, ...]:
+    x, axes = ctx.tensor(0), ctx.const(1, "axes")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    rank = len(x.shape)
+    dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
+    if 0 in dims or any(x.shape[d] is None for d in dims):
+        raise ctx.unsupported(f"a mean over axes {dims} of shape {list(x.shape)}")
+    count = int(np.prod([x.shape[d] for d in dims]))
+    keep = bool(ctx.option("keep_dims", False))
+    shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keep or i not in dims)
+    config = {"axes": dims, "keepdims": keep, "input_zero_point": z_in, "output_zero_point": z_out}
+    if keep and rank == 4 and dims == [1, 2]:  # the builtin kernel's own 4-D path: another formula
+        config["multiplier"], config["shift"], config["bias"] = mean_hw_params(s_in, z_in, s_out, z_out, count)
+    else:
+        config["multiplier"], config["shift"] = mean_params(s_in, s_out, count)
+    return (ctx.layer(INT + "Mean", config, [x], shape, name=ctx.name),)
+
+
+@int_op("AVERAGE_POOL_2D", "MAX_POOL_2D")
+def pool(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported("a pool whose output is quantized unlike its input")
+    window = _window(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
+    config = {**window, **_range(ctx, (s_out, z_out)), "max": ctx.op == "MAX_POOL_2D"}
+    return (ctx.layer(INT + "Pool2D", config, [x], _out_shape(x.shape, window, x.shape[-1]), name=ctx.name),)
+
+
+@int_op("PAD", "PADV2")
+def pad(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Padding an int8 tensor: with the zero point (the real 0), or PADV2's own int8 constant."""
+    x, pads = ctx.tensor(0), ctx.const(1, "paddings")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported("a pad whose output is quantized unlike its input")
+    value = z_in
+    if ctx.op == "PADV2":
+        v = np.asarray(ctx.const(2, "constant value").array()).reshape(-1)
+        if v.size != 1:
+            raise ctx.unsupported("a padding value that is not a scalar")
+        value = int(v[0])
+    p = np.asarray(pads.array(), dtype=np.int64).reshape(len(x.shape), 2)
+    if p[0].any() or len(x.shape) != 4:
+        raise ctx.unsupported(f"paddings {p.tolist()} of a rank-{len(x.shape)} int8 tensor")
+    shape = tuple(None if s is None else s + int(a + b) for s, (a, b) in zip(x.shape, p))
+    config = {"paddings": p[1:3].tolist() + [p[3].tolist()], "value": value}
+    return (ctx.layer(INT + "Pad", config, [x], shape, name=ctx.name),)
+
+
+_RELUS = {"RELU": "RELU", "RELU6": "RELU6", "RELU_N1_TO_1": "RELU_N1_TO_1", "QUANTIZE": "NONE"}
+
+
+def _rescale(ctx: LiteCtx, activation: str) -> tuple[Value, ...]:
+    """An int8 tensor onto its output's scale and zero point, clamped to ``activation``'s range
+    (LiteRT's ``QuantizedReluX`` / ``Requantize``: multiplier input scale / output scale)."""
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    low, high = activation_range(activation, s_out, z_out)
+    multiplier, shift = quantize_multiplier(s_in / s_out)
+    config = {"input_zero_point": z_in, "multiplier": multiplier, "shift": shift, "output_zero_point": z_out,
+              "output_min": low, "output_max": high}
+    return (ctx.layer(INT + "Rescale", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("RELU", "RELU6", "RELU_N1_TO_1")
+def relu(ctx: LiteCtx) -> tuple[Value, ...]:
+    return _rescale(ctx, _RELUS[ctx.op])
+
+
+@int_op("HARD_SWISH")
+def hard_swish(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    out_m, out_e, rel_m, rel_e = hard_swish_params(s_in, s_out)
+    if out_e > 0:  # LiteRT's Prepare requires a right shift on the output
+        raise ctx.unsupported(f"an output multiplier exponent {out_e} (LiteRT refuses it too)")
+    config = {"input_zero_point": z_in, "output_zero_point": z_out, "output_multiplier": out_m,
+              "output_exponent": out_e, "reluish_multiplier": rel_m, "reluish_exponent": rel_e}
+    return (ctx.layer(INT + "HardSwish", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("LEAKY_RELU")
+def leaky_relu(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    identity, alpha = leaky_relu_params(s_in, s_out, float(ctx.option("alpha", 0.2)))
+    config = {"input_zero_point": z_in, "params": [list(identity), list(alpha)], "output_zero_point": z_out}
+    return (ctx.layer(INT + "LeakyRelu", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("SOFTMAX")
+def softmax(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, _), (s_out, z_out) = _io(ctx)
+    beta = float(ctx.option("beta", 1.0))
+    config = {"table": softmax_table(s_in, beta), "output_scale": s_out, "output_zero_point": z_out}
+    return (ctx.layer(INT + "Softmax", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("QUANTIZE", "DEQUANTIZE")
+def quantize(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    src, dst = ctx.input_tensor(0), ctx.tensors[ctx.operator.outputs[0]]
+    if ctx.op == "QUANTIZE" and src.dtype == "int8" and dst.dtype == "int8":
+        return _rescale(ctx, "NONE")
+    if ctx.op == "DEQUANTIZE":
+        if src.dtype != "int8" or dst.dtype != "float32":
+            raise ctx.unsupported(f"DEQUANTIZE {src.dtype} -> {dst.dtype}")
+        scale, zero = qparams(ctx, ctx.operator.inputs[0])
+    else:
+        if src.dtype != "float32" or dst.dtype != "int8":
+            raise ctx.unsupported(f"QUANTIZE {src.dtype} -> {dst.dtype} (a requantization)")
+        scale, zero = qparams(ctx, ctx.operator.outputs[0])
+    config = {"scale": scale, "zero_point": zero, "dequantize": ctx.op == "DEQUANTIZE"}
+    return (ctx.layer(INT + "Quantize", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("LOGISTIC", "TANH")
+def table(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    config = {"table": lut(ctx.op, s_in, z_in, s_out, z_out)}
+    return (ctx.layer(INT + "LUT", config, [x], x.shape, name=ctx.name),)
