@@ -13,8 +13,7 @@ layout view) and hands their bytes to a writer thread, which ``pwrite``s each pi
 
 Threads, because the work releases the GIL (``os.pwrite``, numpy copies, the crc32c extension): the
 caller checks CRCs and hands out bands, COPIERS threads transpose bands (``pieces``: most of the CPU a
-conversion spends, so both cores share it), the writer thread writes (``write/sink.py``: direct I/O
-leaves it mostly waiting for the disk). One writer, because writes to one file serialise on its inode
+conversion spends), the writer thread writes (``write/sink.py``). One writer, because writes to one file serialise on its inode
 lock: a second writer would spin on it, not write faster.
 
 ``pieces`` (the C-order bytes of one tensor, part by part or band by band) also feeds the ``.pt``

@@ -13,8 +13,8 @@ spelling and padding) except for the order of several ``__metadata__`` entries: 
 Rust ``HashMap`` in random order, we sort them so our output is reproducible.
 No torch import here: writing safetensors needs numpy only.
 
-The bytes go to the file through ``write/sink.py`` (direct I/O where the filesystem has it): the final
-fsync of ``staged_output`` then finds little left to do.
+The bytes go to the file through ``write/sink.py``, which hands each written range to the kernel's writeback
+at once: the final fsync of ``staged_output`` then finds little left to do.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def write_safetensors(path: Path, plans: Iterable[TensorPlan], *, metadata: Mapp
     for plan in ordered:
         placed.append((plan, offset))
         offset += plan.nbytes
-    sink = open_sink(path)  # direct I/O where the filesystem has it (see write/sink.py)
+    sink = open_sink(path)
     try:
         with sink:
             sink.write_at(memoryview(header), 0)
