@@ -54,12 +54,18 @@ OVER_DRIFT = sorted(c for c, (kind, *_) in STATUS.items() if kind == "over drift
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+def corpus_root(tmp_path_factory):
+    """Where the corpus builds: ROOT/CLASS/repo (TF's save_pretrained) and ROOT/CLASS/pt (tf2torch's output)."""
+    return tmp_path_factory.mktemp("hf-corpus")
+
+
+@pytest.fixture(scope="module")
+def corpus(corpus_root):
     """Every selected case built (TF), converted (tf2torch CLI, in-process) and loaded (transformers 5)."""
     from tests.corpus.conftest import require_transformers
 
     require_transformers()  # fails (or skips in the fast lane) here, before the subprocess
-    root = tmp_path_factory.mktemp("hf-corpus")
+    root = corpus_root
     started, outs, refused = time.perf_counter(), {}, {}
     names = SELECTED + REFUSED + DIFFERS + OVER_DRIFT
     # the TF side in a process of its own (tests/hf/corpus.py build_all says why), the conversion here
@@ -186,21 +192,17 @@ def test_the_docs_support_matrix_is_the_table():
 
 
 @pytest.mark.tf
-def test_tapas_cell_selection_weights_are_tfs_bit_for_bit(tmp_path):
+def test_tapas_cell_selection_weights_are_tfs_bit_for_bit(corpus, corpus_root):
     """TAPAS QA's logits are -10000 outside the table (and the column logits pass through an argmax), so the
     corpus's output check is dominated by that constant: the four weights TF keeps in its cell-selection layers
     are checked here one by one, bit for bit against TF's saved values, under the PyTorch keys they pair with."""
     import h5py
     from safetensors.numpy import load_file
 
-    from tests.corpus.conftest import require_transformers
-    from tests.hf.corpus import build_case
-
-    build_case(require_transformers(), "TFTapasForQuestionAnswering", tmp_path)
-    result = run_cli("convert", tmp_path / "repo", "-o", tmp_path / "pt", "-q")
-    assert result.exit_code == 0, result.output
-    got = load_file(tmp_path / "pt" / "model.safetensors")
-    with h5py.File(tmp_path / "repo" / "tf_model.h5", "r") as f:
+    folder = corpus_root / "TFTapasForQuestionAnswering"  # in the quick lane (QUICK_HEADS)
+    assert "TFTapasForQuestionAnswering" not in corpus[1], corpus[1].get("TFTapasForQuestionAnswering")
+    got = load_file(folder / "pt" / "model.safetensors")
+    with h5py.File(folder / "repo" / "tf_model.h5", "r") as f:
         saved = {}
         f.visititems(lambda name, obj: saved.update({name: obj[()]}) if isinstance(obj, h5py.Dataset) else None)
     pairs = {"output_weights": "compute_token_logits/output/output_weights:0",

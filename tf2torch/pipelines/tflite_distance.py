@@ -65,11 +65,25 @@ def distance_note(dequantized: Outcome, emulate: Callable[[ConvertOptions], Outc
 
 
 def _build(outcome: Outcome) -> Any:
+    """The generated model with its weights, imported as ``verify`` imports ``OUTDIR/model.py``: written to a
+    temporary folder and loaded by the one loader of Python files (never ``exec`` of text)."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from ..runtime.userfile import import_python_file
     from ..write.torch_pt import to_torch
 
-    namespace: dict[str, Any] = {"__name__": "tf2torch_probe", "__file__": "model.py"}
-    exec(compile(outcome.model_source or "", "model.py", "exec"), namespace)  # the generated file, run as such
-    model = namespace["build_model"]()
+    with tempfile.TemporaryDirectory(prefix="tf2torch-probe-") as folder:
+        path = Path(folder) / "model.py"
+        path.write_text(outcome.model_source or "", encoding="utf-8")
+        try:
+            module = import_python_file(path)
+        finally:
+            if str(path.parent.resolve()) in sys.path:  # the loader adds a file's folder for its siblings: none here
+                sys.path.remove(str(path.parent.resolve()))
+        sys.modules.pop(module.__name__, None)  # a probe, not a module anyone imports again
+        model = module.build_model()
     plans: list[TensorPlan] = list(outcome.plans)
     model.load_state_dict({p.key: to_torch(p.produce(), p.dtype) for p in plans}, strict=True)
     return model.eval()
