@@ -19,13 +19,9 @@ from .ops_math import _same_rank
 from .quant_math import (
     activation_range,
     add_params,
-    hard_swish_params,
-    leaky_relu_params,
-    lut,
     mean_hw_params,
     mean_params,
     quantize_multiplier,
-    softmax_table,
 )
 
 INT = "tf2torch>LiteInt"
@@ -48,7 +44,7 @@ def qparams(ctx: LiteCtx, t_index: int) -> tuple[float, int]:
     return scale, zero
 
 
-def _io(ctx: LiteCtx) -> tuple[tuple[float, int], tuple[float, int]]:
+def io_params(ctx: LiteCtx) -> tuple[tuple[float, int], tuple[float, int]]:
     return qparams(ctx, ctx.operator.inputs[0]), qparams(ctx, ctx.operator.outputs[0])
 
 
@@ -99,7 +95,7 @@ def _bias(ctx: LiteCtx, i: int) -> list[tuple[str, Const]]:
 @int_op("CONV_2D", "DEPTHWISE_CONV_2D")
 def conv(ctx: LiteCtx) -> tuple[Value, ...]:
     x, kernel = ctx.tensor(0), ctx.const(1, "filter")
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    (s_in, z_in), (s_out, z_out) = io_params(ctx)
     if len(kernel.shape) != 4 or kernel.var.dtype.name != "int8":
         raise ctx.unsupported(f"a {kernel.var.dtype.name} filter of shape {list(kernel.shape)}")
     depthwise = ctx.op == "DEPTHWISE_CONV_2D"
@@ -138,7 +134,7 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
 @int_op("FULLY_CONNECTED")
 def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
     x, kernel = ctx.tensor(0), ctx.const(1, "weights")
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    (s_in, z_in), (s_out, z_out) = io_params(ctx)
     if len(kernel.shape) != 2 or kernel.var.dtype.name != "int8" or ctx.option("weights_format", 0) != 0:
         raise ctx.unsupported(f"{kernel.var.dtype.name} weights of shape {list(kernel.shape)}")
     units, width = kernel.shape
@@ -200,7 +196,7 @@ def _channel_constant(ctx: LiteCtx, c: Const, x: Tensor) -> Const:
 @int_op("MEAN")
 def mean(ctx: LiteCtx) -> tuple[Value, ...]:
     x, axes = ctx.tensor(0), ctx.const(1, "axes")
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    (s_in, z_in), (s_out, z_out) = io_params(ctx)
     rank = len(x.shape)
     dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
     if 0 in dims or any(x.shape[d] is None for d in dims):
@@ -219,7 +215,7 @@ def mean(ctx: LiteCtx) -> tuple[Value, ...]:
 @int_op("AVERAGE_POOL_2D", "MAX_POOL_2D")
 def pool(ctx: LiteCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    (s_in, z_in), (s_out, z_out) = io_params(ctx)
     if (s_in, z_in) != (s_out, z_out):
         raise ctx.unsupported("a pool whose output is quantized unlike its input")
     window = _window(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
@@ -231,7 +227,7 @@ def pool(ctx: LiteCtx) -> tuple[Value, ...]:
 def pad(ctx: LiteCtx) -> tuple[Value, ...]:
     """Padding an int8 tensor: with the zero point (the real 0), or PADV2's own int8 constant."""
     x, pads = ctx.tensor(0), ctx.const(1, "paddings")
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    (s_in, z_in), (s_out, z_out) = io_params(ctx)
     if (s_in, z_in) != (s_out, z_out):
         raise ctx.unsupported("a pad whose output is quantized unlike its input")
     value = z_in
@@ -246,79 +242,3 @@ def pad(ctx: LiteCtx) -> tuple[Value, ...]:
     shape = tuple(None if s is None else s + int(a + b) for s, (a, b) in zip(x.shape, p))
     config = {"paddings": p[1:3].tolist() + [p[3].tolist()], "value": value}
     return (ctx.layer(INT + "Pad", config, [x], shape, name=ctx.name),)
-
-
-_RELUS = {"RELU": "RELU", "RELU6": "RELU6", "RELU_N1_TO_1": "RELU_N1_TO_1", "QUANTIZE": "NONE"}
-
-
-def _rescale(ctx: LiteCtx, activation: str) -> tuple[Value, ...]:
-    """An int8 tensor onto its output's scale and zero point, clamped to ``activation``'s range
-    (LiteRT's ``QuantizedReluX`` / ``Requantize``: multiplier input scale / output scale)."""
-    x = ctx.tensor(0)
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
-    low, high = activation_range(activation, s_out, z_out)
-    multiplier, shift = quantize_multiplier(s_in / s_out)
-    config = {"input_zero_point": z_in, "multiplier": multiplier, "shift": shift, "output_zero_point": z_out,
-              "output_min": low, "output_max": high}
-    return (ctx.layer(INT + "Rescale", config, [x], x.shape, name=ctx.name),)
-
-
-@int_op("RELU", "RELU6", "RELU_N1_TO_1")
-def relu(ctx: LiteCtx) -> tuple[Value, ...]:
-    return _rescale(ctx, _RELUS[ctx.op])
-
-
-@int_op("HARD_SWISH")
-def hard_swish(ctx: LiteCtx) -> tuple[Value, ...]:
-    x = ctx.tensor(0)
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
-    out_m, out_e, rel_m, rel_e = hard_swish_params(s_in, s_out)
-    if out_e > 0:  # LiteRT's Prepare requires a right shift on the output
-        raise ctx.unsupported(f"an output multiplier exponent {out_e} (LiteRT refuses it too)")
-    config = {"input_zero_point": z_in, "output_zero_point": z_out, "output_multiplier": out_m,
-              "output_exponent": out_e, "reluish_multiplier": rel_m, "reluish_exponent": rel_e}
-    return (ctx.layer(INT + "HardSwish", config, [x], x.shape, name=ctx.name),)
-
-
-@int_op("LEAKY_RELU")
-def leaky_relu(ctx: LiteCtx) -> tuple[Value, ...]:
-    x = ctx.tensor(0)
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
-    identity, alpha = leaky_relu_params(s_in, s_out, float(ctx.option("alpha", 0.2)))
-    config = {"input_zero_point": z_in, "params": [list(identity), list(alpha)], "output_zero_point": z_out}
-    return (ctx.layer(INT + "LeakyRelu", config, [x], x.shape, name=ctx.name),)
-
-
-@int_op("SOFTMAX")
-def softmax(ctx: LiteCtx) -> tuple[Value, ...]:
-    x = ctx.tensor(0)
-    (s_in, _), (s_out, z_out) = _io(ctx)
-    beta = float(ctx.option("beta", 1.0))
-    config = {"table": softmax_table(s_in, beta), "output_scale": s_out, "output_zero_point": z_out}
-    return (ctx.layer(INT + "Softmax", config, [x], x.shape, name=ctx.name),)
-
-
-@int_op("QUANTIZE", "DEQUANTIZE")
-def quantize(ctx: LiteCtx) -> tuple[Value, ...]:
-    x = ctx.tensor(0)
-    src, dst = ctx.input_tensor(0), ctx.tensors[ctx.operator.outputs[0]]
-    if ctx.op == "QUANTIZE" and src.dtype == "int8" and dst.dtype == "int8":
-        return _rescale(ctx, "NONE")
-    if ctx.op == "DEQUANTIZE":
-        if src.dtype != "int8" or dst.dtype != "float32":
-            raise ctx.unsupported(f"DEQUANTIZE {src.dtype} -> {dst.dtype}")
-        scale, zero = qparams(ctx, ctx.operator.inputs[0])
-    else:
-        if src.dtype != "float32" or dst.dtype != "int8":
-            raise ctx.unsupported(f"QUANTIZE {src.dtype} -> {dst.dtype} (a requantization)")
-        scale, zero = qparams(ctx, ctx.operator.outputs[0])
-    config = {"scale": scale, "zero_point": zero, "dequantize": ctx.op == "DEQUANTIZE"}
-    return (ctx.layer(INT + "Quantize", config, [x], x.shape, name=ctx.name),)
-
-
-@int_op("LOGISTIC", "TANH")
-def table(ctx: LiteCtx) -> tuple[Value, ...]:
-    x = ctx.tensor(0)
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
-    config = {"table": lut(ctx.op, s_in, z_in, s_out, z_out)}
-    return (ctx.layer(INT + "LUT", config, [x], x.shape, name=ctx.name),)
