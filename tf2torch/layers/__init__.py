@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (registration)
     lite_lstm,
     lite_mediapipe,
     lite_quant,
+    lite_quant_bmm,
     merge,
     misc,
     norm,

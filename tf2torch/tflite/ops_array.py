@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..tfgraph.base import BATCH, BatchTimes, Const, ShapeVec, Tensor, Value
+from . import ops_quant_bmm
 from .base import LiteCtx, lite_op
 
 _REDUCE = {"MEAN": "Mean", "SUM": "Sum", "REDUCE_MAX": "Max", "REDUCE_MIN": "Min", "REDUCE_PROD": "Prod"}
@@ -120,6 +121,8 @@ def resize(ctx: LiteCtx) -> tuple[Value, ...]:
 
 @lite_op("BATCH_MATMUL")
 def batch_matmul(ctx: LiteCtx) -> tuple[Value, ...]:
+    if ops_quant_bmm.is_hybrid(ctx):  # int8 weights on a float input (dynamic-range quantization)
+        return ops_quant_bmm.hybrid_batch_matmul(ctx)
     return ctx.tf("BatchMatMulV2", list(ctx.inputs), {"adj_x": bool(ctx.option("adj_x", False)),
                                                      "adj_y": bool(ctx.option("adj_y", False))})
 
