@@ -21,6 +21,9 @@ def hybrid_batch_matmul(ctx: LiteCtx) -> tuple[Value, ...]:
     scales = weight_scales(ctx.input_tensor(1), 1)
     if len(kernel.shape) < 2 or len(kernel.shape) > len(x.shape):
         raise ctx.unsupported(f"int8 weights of shape {list(kernel.shape)} for an input of shape {list(x.shape)}")
+    if adj_x:  # measured (tests/tflite/test_hybrid_math.py): 0.5-1.0 relative from the product, XNNPACK 1e-2
+        raise ctx.unsupported("a hybrid BATCH_MATMUL with adj_x: LiteRT's builtin kernel does not compute the "
+                              "product there (measured), so there is nothing to match", HINT)
     if not ctx.option("asymmetric_quantize_inputs", False):  # what TF's converter writes; the other: not measured
         raise ctx.unsupported("a hybrid BATCH_MATMUL with symmetric input quantization (not emulated)", HINT)
     config = {"adj_x": adj_x, "adj_y": adj_y, "weight_scale": scales}
