@@ -4,9 +4,10 @@ delegates: the emulation of LiteRT's per-row input quantization is bit-equal (pr
 error, XNNPACK's and the float product's beside it). A depth of 61 runs the quantizer's scalar tail
 (61 = 7 * 8 + 5), 64 its vector loop only; the second product has adj_y.
 
-Refused by name: a hybrid BATCH_MATMUL with adj_x (LiteRT's builtin kernel gets it wrong: measured here,
-0.5-1.0 relative from the product, where XNNPACK is within 1e-2 of it), and
-the hybrid UNIDIRECTIONAL_SEQUENCE_LSTM (int8 weights, LiteRT's ``EvalHybrid``: not emulated yet).
+The hybrid UNIDIRECTIONAL_SEQUENCE_LSTM (int8 gate weights, LiteRT's ``EvalHybrid``) is compared step by
+step. Refused by name: a hybrid BATCH_MATMUL with adj_x (LiteRT's builtin kernel gets it wrong: measured
+here, 0.5-1.0 relative from the product, where XNNPACK is within 1e-2 of it), a hybrid LSTM with symmetric
+input quantization.
 """
 
 from __future__ import annotations
@@ -104,28 +105,53 @@ def test_hybrid_adj_x_refused(tmp_path):
     print(refuses_without_output(tmp_path, path, "BATCH_MATMUL", "adj_x", "--dequantize"))
 
 
-def test_hybrid_lstm_refused(tmp_path):
-    """A dynamic-range LSTM (int8 gate weights): exit 1, one line naming the operator and the cause,
-    nothing written; --dequantize converts its float form."""
-    from tests.test_hostile import refuses_without_output
-
-    path = _hybrid_lstm(tmp_path)
-    print(refuses_without_output(tmp_path, path, "UNIDIRECTIONAL_SEQUENCE_LSTM (its hybrid kernel is not emulated)",
-                                 "--dequantize"))
-    _, result = convert_in_memory(path, dequantize=True)
-    assert "TFLiteLSTM(" in result.model_source
-
-
-def _hybrid_lstm(folder: Path) -> Path:
-    """A tf_keras LSTM (the one TF's converter fuses) wide enough for int8 weights (48 x 32, 48 x 48)."""
+@pytest.fixture(scope="module")
+def lstm(tmp_path_factory) -> Path:
+    """A tf_keras LSTM (the one TF's converter fuses) wide enough for int8 gate weights (48 x 32, 48 x 48)."""
     tf = require_tf()
     import tf_keras
 
     tf_keras.utils.set_random_seed(3)
     inp = tf_keras.Input((7, 32), batch_size=2)
     model = tf_keras.Model(inp, tf_keras.layers.LSTM(48, return_sequences=True)(inp))
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    path = folder / "lstm_hybrid.tflite"
-    path.write_bytes(converter.convert())
-    return path
+    return _convert(tf, model, tmp_path_factory.mktemp("hybrid_lstm") / "lstm_hybrid.tflite")
+
+
+def test_hybrid_lstm_matches_the_reference_kernels(lstm):
+    """Every step's output against the interpreter: the integer products are exact, sigmoid and tanh are
+    torch's float32 functions where LiteRT's are Eigen's (the last bit apart): within 1e-6 relative, where
+    the float model with the dequantized weights is 1e-3 away."""
+    from tf2torch.readers.tflite.reader import read_model
+
+    op = next(op for op in read_model(lstm).subgraphs[0].operators if op.op == "UNIDIRECTIONAL_SEQUENCE_LSTM")
+    assert op.options["asymmetric_quantize_inputs"]
+    model, result = convert_in_memory(lstm)
+    counts = result.report.counts()
+    assert counts["missing"] == counts["unexpected"] == counts["mismatched"] == 0, counts
+    assert "TFLiteHybridLSTM(" in result.model_source
+    assert sum(p.dtype.name == "int8" for p in result.plans) == 8  # the file's gate weights, kept
+    dequantized, _ = convert_in_memory(lstm, dequantize=True)
+    x = (np.random.default_rng(0).normal(size=(2, 7, 32)) * [[[0.3]], [[2.0]]]).astype(np.float32)
+    ref = interpret(lstm, [x])[0]
+    with torch.no_grad():
+        got, floats = model(torch.from_numpy(x)).numpy(), dequantized(torch.from_numpy(x)).numpy()
+    steps = ", ".join(f"{rel_error(got[:, t], ref[:, t]):.1e}" for t in range(x.shape[1]))
+    error, far = rel_error(got, ref), rel_error(floats, ref)
+    print(f"hybrid LSTM: relative error {error:.2e} (per step {steps}), {np.mean(got == ref):.1%} bit-equal; the "
+          f"float model with dequantized weights {far:.2e}")
+    assert error < 1e-6 and far > 1e-3
+
+
+def test_hybrid_lstm_symmetric_refused(lstm, tmp_path):
+    """The hybrid LSTM's other input quantization (symmetric: the option turned off in the file) is not
+    emulated: exit 1, one line naming the operator, nothing written."""
+    from tests.test_hostile import refuses_without_output
+    from tests.tflite.test_quantized import _rewritten
+
+    def symmetric(model, schema) -> None:
+        for op in model.subgraphs[0].operators:
+            if isinstance(op.builtinOptions, schema.UnidirectionalSequenceLSTMOptionsT):
+                op.builtinOptions.asymmetricQuantizeInputs = False
+
+    path = _rewritten(lstm, tmp_path / "symmetric.tflite", symmetric)
+    print(refuses_without_output(tmp_path, path, "UNIDIRECTIONAL_SEQUENCE_LSTM", "symmetric", "--dequantize"))

@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (registration)
     lite_mediapipe,
     lite_quant,
     lite_quant_bmm,
+    lite_quant_lstm,
     merge,
     misc,
     norm,

@@ -11,6 +11,7 @@ invocation.
 from __future__ import annotations
 
 from ..tfgraph.base import Value
+from . import ops_quant_lstm
 from .base import LiteCtx, lite_op
 
 _WEIGHTS = {**{f"w_ih_{g}": 1 + k for k, g in enumerate("ifco")}, **{f"w_hh_{g}": 5 + k for k, g in enumerate("ifco")},
@@ -41,4 +42,6 @@ def lstm(ctx: LiteCtx) -> tuple[Value, ...]:
     units = weights[0][1].shape[0]
     time_major = bool(ctx.option("time_major", False))
     config = {"units": units, "time_major": time_major, "cell_clip": clip}
+    if ops_quant_lstm.is_hybrid(ctx):  # int8 gate weights on a float input (dynamic-range quantization)
+        return ops_quant_lstm.hybrid_lstm(ctx, config)
     return (ctx.layer("tf2torch>LiteLSTM", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)

@@ -4,8 +4,8 @@ Three kinds of quantized tensors occur (schema.fbs ``QuantizationParameters``: r
 one scale per tensor or one per slice of ``quantized_dimension``):
 
 * int8 **weights of a hybrid operator** (dynamic-range quantization: float activations):
-  FULLY_CONNECTED, CONV_2D (per channel), DEPTHWISE_CONV_2D (per channel) and BATCH_MATMUL (one scale) are
-  emulated exactly as LiteRT computes them (``layers/lite_quant*.py``, ``runtime/lite_quant*.py``); a DEQUANTIZE of an int8
+  FULLY_CONNECTED, CONV_2D (per channel), DEPTHWISE_CONV_2D (per channel), BATCH_MATMUL (one scale) and
+  UNIDIRECTIONAL_SEQUENCE_LSTM (its gate weights, one scale each) are emulated exactly as LiteRT computes them (``layers/lite_quant*.py``, ``runtime/lite_quant*.py``); a DEQUANTIZE of an int8
   constant becomes its float32 values (LiteRT's ``Dequantize`` computes scale * (q - zero_point) in
   float, exactly representable, so the parameter is what LiteRT uses);
 * **integer activations** (full-integer quantization: int8 tensors computed at run time, int32 biases):
@@ -81,6 +81,10 @@ def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperato
 
 def _hybrid_problem(op: LiteOperator, k: int, t: LiteTensor) -> str:
     """Why an operator reading the quantized constant ``t`` at input ``k`` is not emulated ('' if it is)."""
+    if op.op == "UNIDIRECTIONAL_SEQUENCE_LSTM" and 1 <= k <= 8:  # the gate weights (tflite/ops_quant_lstm.py)
+        if t.dtype != "int8" or len(t.quantization.scales) != 1 or any(t.quantization.zero_points):
+            return "gate weights other than int8 with one scale and no zero point"
+        return ""
     if op.op not in HYBRID or k != 1:
         return "its hybrid kernel is not emulated"
     if t.dtype != "int8":
