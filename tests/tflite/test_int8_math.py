@@ -23,10 +23,10 @@ from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
 
 pytestmark = pytest.mark.tf
 SHAPE = (7, 12)
-# each output's name (the signature sorts them: output_0, output_1, ... in this order) and its operator
+# each output's operator, in order (the signature calls them output_0, output_1, ...: TF's converter's names)
 OUTPUTS = ("GELU", "GELU (tanh)", "EXP", "ABS", "RSQRT", "MAXIMUM", "MINIMUM (constant)", "SQUARED_DIFFERENCE", "DIV",
            "PRELU", "SUM", "REDUCE_MAX", "REDUCE_MIN (keep_dims)", "LOG_SOFTMAX", "BATCH_MATMUL (adj_y)",
-           "BATCH_MATMUL (constant)", "ELU (float)", "NEG (float)", "SQUARE (float)")
+           "BATCH_MATMUL (constant)", "BATCH_MATMUL (adj_x)", "ELU (float)", "NEG (float)", "SQUARE (float)")
 
 
 def _model(tf, keras):
@@ -41,7 +41,8 @@ def _model(tf, keras):
             ops.rsqrt(ops.abs(a) + 0.5), ops.maximum(a, b), ops.minimum(a, 0.25), ops.square(a - b), a / b,
             L.PReLU(shared_axes=[1])(a), ops.sum(x, axis=1), ops.max(x, axis=2), ops.min(x, axis=1, keepdims=True),
             ops.log_softmax(x), ops.matmul(x, ops.transpose(b, (0, 2, 1))),
-            L.Lambda(lambda t: tf.matmul(t, tf.constant(w)))(x), ops.elu(a), -b, ops.square(a)]
+            L.Lambda(lambda t: tf.matmul(t, tf.constant(w)))(x),
+            L.Lambda(lambda t: tf.matmul(t[0], t[1], transpose_a=True))([x, b]), ops.elu(a), -b, ops.square(a)]
     return keras.Model([a, b], [L.Identity(name=f"output_{k:02d}")(o) for k, o in enumerate(outs)])
 
 
