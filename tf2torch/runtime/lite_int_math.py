@@ -16,11 +16,11 @@ from torch import nn
 from .lite_int import lite_clamp_int8, lite_requantize
 
 
-def _constant(shape):
+def _lite_math_constant(shape):
     return torch.zeros(shape, dtype=torch.int8) if shape is not None else None
 
 
-def _operands(module, a, b):
+def _lite_math_operands(module, a, b):
     """(first, second) operand: ``b`` given, or the module's constant on the side it was in the file."""
     if b is not None:
         return a, b
@@ -53,10 +53,10 @@ class TFLiteQuantPairLUT(nn.Module):
         super().__init__()
         self.refused, self.what, self.constant_first = tuple(refused), what, constant_first
         self.register_buffer("table", torch.zeros(65536, dtype=torch.int8))
-        self.register_buffer("constant", _constant(constant_shape))
+        self.register_buffer("constant", _lite_math_constant(constant_shape))
 
     def forward(self, a, b=None):
-        a, b = _operands(self, a, b)
+        a, b = _lite_math_operands(self, a, b)
         if self.refused and bool(torch.isin(b, torch.tensor(self.refused, dtype=b.dtype)).any()):
             raise ValueError(f"{self.what} by an int8 value in {list(self.refused)} (0 or the divisor's zero "
                              "point): LiteRT refuses it or leaves the result undefined")
@@ -70,10 +70,10 @@ class TFLiteQuantMinMax(nn.Module):
     def __init__(self, maximum=True, constant_shape=None, constant_first=False):
         super().__init__()
         self.maximum, self.constant_first = maximum, constant_first
-        self.register_buffer("constant", _constant(constant_shape))
+        self.register_buffer("constant", _lite_math_constant(constant_shape))
 
     def forward(self, a, b=None):
-        a, b = _operands(self, a, b)
+        a, b = _lite_math_operands(self, a, b)
         return torch.maximum(a, b) if self.maximum else torch.minimum(a, b)
 
 
@@ -159,10 +159,10 @@ class TFLiteQuantBatchMatMul(nn.Module):
         self.zero_points, self.multiplier, self.shift = tuple(zero_points), multiplier, shift
         self.output_zero_point, self.adj_x, self.adj_y = output_zero_point, adj_x, adj_y
         self.constant_first = constant_first
-        self.register_buffer("constant", _constant(constant_shape))
+        self.register_buffer("constant", _lite_math_constant(constant_shape))
 
     def forward(self, a, b=None):
-        a, b = _operands(self, a, b)
+        a, b = _lite_math_operands(self, a, b)
         a, b = a.double() - self.zero_points[0], b.double() - self.zero_points[1]
         if self.adj_x:
             a = a.transpose(-1, -2)

@@ -16,7 +16,7 @@ from torch import nn
 
 from .lite_quant_bmm import lite_quantize_rows_neon
 
-GATES = ("i", "f", "c", "o")
+HYBRID_LSTM_GATES = ("i", "f", "c", "o")
 
 
 class TFLiteHybridLSTM(nn.Module):
@@ -28,7 +28,7 @@ class TFLiteHybridLSTM(nn.Module):
     def __init__(self, inputs, units, cell_clip=0.0, time_major=False):
         super().__init__()
         self.cell_clip, self.time_major = cell_clip, time_major
-        for gate in GATES:
+        for gate in HYBRID_LSTM_GATES:
             self.register_buffer(f"w_ih_{gate}", torch.zeros(units, inputs, dtype=torch.int8))
             self.register_buffer(f"w_hh_{gate}", torch.zeros(units, units, dtype=torch.int8))
             self.register_buffer(f"b_{gate}", torch.zeros(units))
@@ -50,7 +50,7 @@ class TFLiteHybridLSTM(nn.Module):
         outputs = []
         for t in range(steps.shape[0]):
             gates = []
-            for k, gate in enumerate(GATES):
+            for k, gate in enumerate(HYBRID_LSTM_GATES):
                 z = getattr(self, f"b_{gate}") + self._product(steps[t].float(), getattr(self, f"w_ih_{gate}"),
                                                               self.scale_ih[k])
                 z = z + self._product(h, getattr(self, f"w_hh_{gate}"), self.scale_hh[k])
