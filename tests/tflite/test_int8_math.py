@@ -1,10 +1,10 @@
-"""Full-integer int8 math operators (GELU, EXP, ABS, RSQRT, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, SUM,
+"""Full-integer int8 math operators (GELU, EXP, LOG, ABS, RSQRT, SQRT, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, SUM,
 REDUCE_MAX, REDUCE_MIN, PRELU, LOG_SOFTMAX, BATCH_MATMUL) in one Keras model made full-integer by TF's
 converter (seeded weights and representative dataset), every operator's result a model output, compared in
 int8 with the interpreter's builtin kernels without delegates (XNNPACK's distance printed beside).
 
 The probe is exhaustive where it can be: the two int8 inputs together run through all 65,536 pairs of
-values (all 256 values for each one-input operator), except the divisor values LiteRT refuses (a raw 0)
+values (all 256 values for each one-input operator; a third input, positive, for LOG and SQRT), except the divisor values LiteRT refuses (a raw 0)
 or leaves undefined (its zero point), which the emulation refuses too (checked here). ELU, NEG and
 SQUARE have no int8 kernel in TF's converter: they stay float between DEQUANTIZE and QUANTIZE.
 """
@@ -26,7 +26,8 @@ SHAPE = (7, 12)
 # each output's operator, in order (the signature calls them output_0, output_1, ...: TF's converter's names)
 OUTPUTS = ("GELU", "GELU (tanh)", "EXP", "ABS", "RSQRT", "MAXIMUM", "MINIMUM (constant)", "SQUARED_DIFFERENCE", "DIV",
            "PRELU", "SUM", "REDUCE_MAX", "REDUCE_MIN (keep_dims)", "LOG_SOFTMAX", "BATCH_MATMUL (adj_y)",
-           "BATCH_MATMUL (constant)", "BATCH_MATMUL (adj_x)", "ELU (float)", "NEG (float)", "SQUARE (float)")
+           "BATCH_MATMUL (constant)", "BATCH_MATMUL (adj_x)", "LOG", "SQRT", "ELU (float)", "NEG (float)",
+           "SQUARE (float)")
 
 
 def _model(tf, keras):
@@ -34,7 +35,7 @@ def _model(tf, keras):
     where TF's converter would otherwise share a subexpression between two fused patterns (GELU's x / 2,
     PRELU's -x); the reductions, LOG_SOFTMAX and BATCH_MATMUL on a Dense layer's output."""
     L, ops = keras.layers, keras.ops
-    a, b = keras.Input(SHAPE, name="a"), keras.Input(SHAPE, name="b")  # the signature's inputs, in this order
+    a, b, c = (keras.Input(SHAPE, name=k) for k in "abc")  # c: positive, for LOG and SQRT
     x = L.Dense(12)(a)
     w = np.random.default_rng(5).normal(size=(1, 12, 5)).astype(np.float32)
     outs = [L.Activation("gelu")(a), L.Lambda(lambda t: tf.nn.gelu(t, approximate=True))(b), ops.exp(a), ops.abs(a),
@@ -42,8 +43,9 @@ def _model(tf, keras):
             L.PReLU(shared_axes=[1])(a), ops.sum(x, axis=1), ops.max(x, axis=2), ops.min(x, axis=1, keepdims=True),
             ops.log_softmax(x), ops.matmul(x, ops.transpose(b, (0, 2, 1))),
             L.Lambda(lambda t: tf.matmul(t, tf.constant(w)))(x),
-            L.Lambda(lambda t: tf.matmul(t[0], t[1], transpose_a=True))([x, b]), ops.elu(a), -b, ops.square(a)]
-    return keras.Model([a, b], [L.Identity(name=f"output_{k:02d}")(o) for k, o in enumerate(outs)])
+            L.Lambda(lambda t: tf.matmul(t[0], t[1], transpose_a=True))([x, b]), ops.log(c), ops.sqrt(c), ops.elu(a),
+            -b, ops.square(a)]
+    return keras.Model([a, b, c], [L.Identity(name=f"output_{k:02d}")(o) for k, o in enumerate(outs)])
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +63,8 @@ def tflite(tmp_path_factory) -> Path:
     # b is a divisor: kept away from 0, as a model dividing by it would be
     converter.representative_dataset = lambda: ({
         "a": rng.normal(size=(1, *SHAPE)).astype(np.float32),
-        "b": (rng.choice([-1, 1], (1, *SHAPE)) * rng.uniform(0.5, 2, (1, *SHAPE))).astype(np.float32)}
+        "b": (rng.choice([-1, 1], (1, *SHAPE)) * rng.uniform(0.5, 2, (1, *SHAPE))).astype(np.float32),
+        "c": rng.uniform(0, 3, (1, *SHAPE)).astype(np.float32)}
         for _ in range(8))
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     converter.inference_input_type = converter.inference_output_type = tf.int8
@@ -79,14 +82,15 @@ def _divisor_zero_point(path: Path) -> int:
 
 
 def _pairs(refused: set[int]) -> list[np.ndarray]:
-    """All (a, b) int8 pairs with b not refused, as a batch of (7, 12) inputs (the last one topped up)."""
+    """All (a, b) int8 pairs with b not refused, as a batch of (7, 12) inputs (the last one topped up), and
+    c running through all int8 values."""
     a, b = (g.reshape(-1) for g in np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij"))
     keep = ~np.isin(b, list(refused))
     a, b = a[keep], b[keep]
     size = int(np.prod(SHAPE))
     extra = -a.size % size
     a, b = np.concatenate([a, a[:extra]]), np.concatenate([b, b[:extra]])
-    return [v.reshape(-1, *SHAPE).astype(np.int8) for v in (a, b)]
+    return [v.reshape(-1, *SHAPE).astype(np.int8) for v in (a, b, np.resize(np.arange(-128, 128), a.shape))]
 
 
 def test_operators_match_the_reference_kernels(tflite):
@@ -94,7 +98,7 @@ def test_operators_match_the_reference_kernels(tflite):
 
     kinds = sorted({op.op for op in read_model(tflite).subgraphs[0].operators})
     print("operators:", ", ".join(kinds))
-    assert {"GELU", "EXP", "ABS", "RSQRT", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "DIV", "SUM", "REDUCE_MAX",
+    assert {"GELU", "EXP", "LOG", "SQRT", "ABS", "RSQRT", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "DIV", "SUM", "REDUCE_MAX",
             "REDUCE_MIN", "PRELU", "LOG_SOFTMAX", "BATCH_MATMUL", "ELU", "NEG", "SQUARE"} <= set(kinds)
     model, result = convert_in_memory(tflite)
     counts = result.report.counts()
@@ -102,11 +106,11 @@ def test_operators_match_the_reference_kernels(tflite):
     for cls in ("TFLiteQuantLUT(", "TFLiteQuantDomainLUT(", "TFLiteQuantPairLUT(", "TFLiteQuantMinMax(",
                 "TFLiteQuantReduce(", "TFLiteQuantPrelu(", "TFLiteQuantLogSoftmax(", "TFLiteQuantBatchMatMul("):
         assert cls in result.model_source, cls
-    xs = _pairs({0, _divisor_zero_point(tflite)})  # (a, b): the signature's order, the interpreter's
+    xs = _pairs({0, _divisor_zero_point(tflite)})  # (a, b, c): the signature's order, the interpreter's
     order = [i["name"] for i in result.report.interface["inputs"]]  # the converted model's: the graph's
     print("converted model's inputs:", order)
     with torch.no_grad():
-        out = model(*[to_torch_layout(xs["ab".index(name)]) for name in order])
+        out = model(*[to_torch_layout(xs["abc".index(name)]) for name in order])
     outs = [to_tf_layout(o) for o in out]
     names = [o["name"] for o in result.report.interface["outputs"]]
     order = sorted(range(len(names)), key=lambda i: names[i])  # the interpreter's order (by signature key)
@@ -129,13 +133,13 @@ def test_refuses_what_litert_refuses(tflite):
     model, result = convert_in_memory(tflite)
     order = [i["name"] for i in result.report.interface["inputs"]]
     zero_point = _divisor_zero_point(tflite)
-    a, b = (np.zeros((1, *SHAPE), np.int8) + 3 for _ in range(2))
+    a, b, c = (np.zeros((1, *SHAPE), np.int8) + 3 for _ in range(3))
     for bad in sorted({0, zero_point}):
         b[0, 2, 3] = bad
         with pytest.raises(ValueError, match="DIV by an int8 value") as info, torch.no_grad():
-            model(*[torch.from_numpy((a, b)["ab".index(name)]) for name in order])
+            model(*[torch.from_numpy((a, b, c)["abc".index(name)]) for name in order])
         print(f"DIV by {bad} (zero point {zero_point}): {info.value}")
         if bad == 0:
             with pytest.raises(RuntimeError, match="DIV"):
-                interpret(tflite, [a, b])
+                interpret(tflite, [a, b, c])
         b[0, 2, 3] = 3

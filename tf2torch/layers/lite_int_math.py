@@ -66,7 +66,11 @@ def _broadcast(ctx: Ctx) -> TensorInfo:
 
 @converter(INT + "DomainLUT", wants="any")
 def domain_table(ctx: Ctx) -> Converted:
-    return _call(Module("TFLiteQuantDomainLUT", (_int(ctx, "valid_min"),)), ctx.x, (_table(ctx, 256),))
+    what = ctx.config.get("what", "RSQRT")
+    if what not in ("RSQRT", "SQRT"):
+        raise ctx.unsupported(f"config what={what!r}")
+    kwargs = (("what", what),) if what != "RSQRT" else ()
+    return _call(Module("TFLiteQuantDomainLUT", (_int(ctx, "valid_min"),), kwargs), ctx.x, (_table(ctx, 256),))
 
 
 @converter(INT + "PairLUT", wants="keras")

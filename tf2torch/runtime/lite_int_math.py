@@ -1,5 +1,5 @@
 """LiteRT's int8 kernels for math operators, emulated (the shared fixed-point arithmetic is
-``runtime/lite_int.py``'s): lookup tables over one or two int8 inputs (ABS, RSQRT, EXP, GELU; DIV,
+``runtime/lite_int.py``'s): lookup tables over one or two int8 inputs (ABS, RSQRT, SQRT, EXP, LOG, GELU; DIV,
 SQUARED_DIFFERENCE: tables the converter computes with the kernel's own arithmetic,
 ``tflite/quant_tables.py``), MAXIMUM / MINIMUM, REDUCE_MAX / REDUCE_MIN / SUM, PRELU, LOG_SOFTMAX and
 BATCH_MATMUL, each as LiteRT's builtin kernel computes it.
@@ -29,7 +29,7 @@ def _lite_math_operands(module, a, b):
 
 class TFLiteQuantDomainLUT(nn.Module):
     """An int8 -> int8 table (as ``TFLiteQuantLUT``) for a function LiteRT refuses below ``valid_min``
-    (RSQRT of a negative value: the interpreter stops with an error, so does this module)."""
+    (RSQRT, SQRT of a negative value: the interpreter stops with an error, so does this module)."""
 
     def __init__(self, valid_min, what="RSQRT"):
         super().__init__()

@@ -1,7 +1,7 @@
 """Full-integer int8 math operators: each a ``tf2torch>LiteInt*`` layer (``layers/lite_int_math.py``) running
 LiteRT's integer kernel (``runtime/lite_int_math.py``), with the parameters its ``Prepare`` computes.
 
-Elementwise operators of one int8 input (ABS, RSQRT, EXP, GELU) and of two (DIV, SQUARED_DIFFERENCE)
+Elementwise operators of one int8 input (ABS, RSQRT, SQRT, EXP, LOG, GELU) and of two (DIV, SQUARED_DIFFERENCE)
 become lookup tables computed here by the kernel's own arithmetic on every input value
 (``tflite/quant_tables.py``). MAXIMUM / MINIMUM, REDUCE_MAX / REDUCE_MIN, SUM, PRELU, LOG_SOFTMAX and
 BATCH_MATMUL are modules. What TF's converter leaves in float inside an int8 model (ELU, NEG, SQUARE:
@@ -24,7 +24,9 @@ from .quant_tables import (
     exp_f32,
     function_table,
     gelu_f32,
+    log_f32,
     rsqrt_table,
+    sqrt_table,
     squared_difference_table,
 )
 
@@ -34,19 +36,21 @@ def _lut(ctx: LiteCtx, table: list[int], cls: str = "LUT", extra: dict | None = 
     return (ctx.layer(INT + cls, {"table": table, **(extra or {})}, [x], x.shape, name=ctx.name),)
 
 
-@int_op("ABS", "EXP", "GELU")
+@int_op("ABS", "EXP", "GELU", "LOG")
 def unary(ctx: LiteCtx) -> tuple[Value, ...]:
     (s_in, z_in), (s_out, z_out) = io_params(ctx)
     if ctx.op == "ABS":
         return _lut(ctx, abs_table(s_in, z_in, s_out, z_out))
-    fn = exp_f32 if ctx.op == "EXP" else gelu_f32(bool(ctx.option("approximate", False)))
+    fn = {"EXP": exp_f32, "LOG": log_f32(s_out, z_out)}.get(ctx.op) or gelu_f32(bool(ctx.option("approximate", False)))
     return _lut(ctx, function_table(fn, s_in, z_in, s_out, z_out))
 
 
-@int_op("RSQRT")
-def rsqrt(ctx: LiteCtx) -> tuple[Value, ...]:
+@int_op("RSQRT", "SQRT")
+def root(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Defined from the zero point up (the real 0): LiteRT stops with an error below it, so does the module."""
     (s_in, z_in), (s_out, z_out) = io_params(ctx)
-    return _lut(ctx, rsqrt_table(s_in, z_in, s_out, z_out), "DomainLUT", {"valid_min": z_in})
+    table = (rsqrt_table if ctx.op == "RSQRT" else sqrt_table)(s_in, z_in, s_out, z_out)
+    return _lut(ctx, table, "DomainLUT", {"valid_min": z_in, "what": ctx.op})
 
 
 def _pair(ctx: LiteCtx) -> tuple[list[Tensor], list, dict, tuple]:

@@ -8,7 +8,7 @@ the interpreter's.
 The fixed-point steps are gemmlowp's (fixedpoint/fixedpoint.h) and LiteRT's (kernels/internal/common.h),
 on numpy int64 arrays holding int32 values; the float steps are float32 where the kernel uses float,
 with each transcendental taken in float64 and rounded once to float32 (what a correctly rounded libm
-returns). Sources: elementwise.cc (ABS, RSQRT), exp.cc and activations.cc (EXP, GELU: ``LUTPopulate``),
+returns). Sources: elementwise.cc (ABS, RSQRT, SQRT, LOG), exp.cc and activations.cc (EXP, GELU: ``LUTPopulate``),
 div.cc with reference/div.h (DIV), squared_difference.cc (SQUARED_DIFFERENCE).
 """
 
@@ -179,6 +179,29 @@ def function_table(fn: Callable[[np.ndarray], np.ndarray], s_in: float, z_in: in
         scaled = (y * (f32(1) / f32(s_out))).astype(np.float64)
     rounded = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
     return [int(v) for v in np.clip(rounded + z_out, -128, 127)]
+
+
+def sqrt_table(s_in: float, z_in: int, s_out: float, z_out: int) -> list[int]:
+    """SQRT (``SqrtEvalQuantized``): sqrtf(s_in * (q - z_in)) / s_out in float32, truncated toward zero (a
+    C cast, not a rounding), plus z_out, clamped. Entries below z_in (LiteRT stops with an error) are 0:
+    the module refuses such inputs."""
+    f32 = np.float32
+    real = f32(s_in) * (Q - z_in).astype(f32)
+    with np.errstate(invalid="ignore"):
+        out = np.trunc(np.sqrt(real) / f32(s_out)).astype(np.float64)
+    return _finish(np.where(Q < z_in, 0, np.nan_to_num(out) + z_out))
+
+
+def log_f32(s_out: float, z_out: int) -> Callable[[np.ndarray], np.ndarray]:
+    """LOG's table function (``LogLUTPrepare``): logf(x), and for x <= 0 the output's lowest real value
+    (-128 - z_out) * s_out, a float32 product."""
+    lowest = np.float32(-128 - z_out) * np.float32(s_out)
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(x <= 0, lowest, np.log(x.astype(np.float64)).astype(np.float32)).astype(np.float32)
+
+    return fn
 
 
 def exp_f32(x: np.ndarray) -> np.ndarray:
