@@ -28,7 +28,8 @@ SLOW = pytest.mark.skipif(os.environ.get("TF2TORCH_SLOW") != "1", reason="TF2TOR
 #   a MEAN; int_ops: pools into a CONCATENATION, LOGISTIC, MUL, ADD + RELU, PAD, MEAN, FC, TANH, SOFTMAX;
 # convs: dilated convs (space-to-batch), a batch norm as per-channel int8 MUL / ADD constants, RELU, TANH
 # v3_ops: HARD_SWISH, MEAN with keep_dims, hard sigmoid (ADD / MUL of a number, RELU6), LEAKY_RELU
-CASES = ["hybrid", "int_ops", "convs", "v3_ops", pytest.param("mobilenet_v2", marks=[pytest.mark.slow, SLOW]),
+# prelu_pad: PRELU on a conv's 4-D output (one slope per channel), PADV2 (tests/tflite/test_int8_math.py: the rest)
+CASES = ["hybrid", "int_ops", "convs", "v3_ops", "prelu_pad", pytest.param("mobilenet_v2", marks=[pytest.mark.slow, SLOW]),
          pytest.param("mobilenet_v3_small", marks=[pytest.mark.slow, SLOW])]
 
 
