@@ -143,3 +143,34 @@ def test_refuses_what_litert_refuses(tflite):
             with pytest.raises(RuntimeError, match="DIV"):
                 interpret(tflite, [a, b, c])
         b[0, 2, 3] = 3
+
+
+def test_table_overflow_saturates(tflite, tmp_path):
+    """EXP's output scale rewritten to 1e-10 in the file: exp(x) / scale passes 2**31 for x > -1.54, where
+    C's cast to int is undefined; the interpreter saturates at 127 (measured), and so does the table."""
+    from tests.tflite.test_quantized import _rewritten
+    from tf2torch.readers.tflite.reader import read_model
+
+    def tiny_scale(model, schema) -> None:
+        graph = model.subgraphs[0]
+        op = next(op for op in graph.operators
+                  if model.operatorCodes[op.opcodeIndex].builtinCode == schema.BuiltinOperator.EXP)
+        graph.tensors[op.outputs[0]].quantization.scale = [1e-10]
+
+    path = _rewritten(tflite, tmp_path / "exp_overflow.tflite", tiny_scale)
+    graph = read_model(path).subgraphs[0]
+    exp = next(op for op in graph.operators if op.op == "EXP")
+    q = graph.tensors[exp.inputs[0]].quantization
+    (s_in,), (z_in,) = q.scales, q.zero_points
+    model, result = convert_in_memory(path)
+    xs = _pairs({0, _divisor_zero_point(path)})
+    order = [i["name"] for i in result.report.interface["inputs"]]
+    names = [o["name"] for o in result.report.interface["outputs"]]
+    k = OUTPUTS.index("EXP")
+    with torch.no_grad():
+        got = to_tf_layout(model(*[to_torch_layout(xs["abc".index(name)]) for name in order])[names.index(f"output_{k}")])
+    ref = interpret(path, xs)[sorted(names).index(f"output_{k}")]
+    overflowing = np.exp(s_in * (xs[0].astype(np.float64) - z_in)) / 1e-10 >= 2.0 ** 31
+    print(f"EXP with output scale 1e-10: {np.mean(overflowing):.1%} of the inputs overflow int32; "
+          f"{np.mean(got == ref):.2%} of {ref.size} equal to the reference kernels")
+    assert overflowing.mean() > 0.2 and np.array_equal(got, ref)

@@ -49,7 +49,10 @@ def unary(ctx: LiteCtx) -> tuple[Value, ...]:
 def root(ctx: LiteCtx) -> tuple[Value, ...]:
     """Defined from the zero point up (the real 0): LiteRT stops with an error below it, so does the module."""
     (s_in, z_in), (s_out, z_out) = io_params(ctx)
-    table = (rsqrt_table if ctx.op == "RSQRT" else sqrt_table)(s_in, z_in, s_out, z_out)
+    try:
+        table = (rsqrt_table if ctx.op == "RSQRT" else sqrt_table)(s_in, z_in, s_out, z_out)
+    except Undefined as exc:
+        raise ctx.unsupported(f"scales that put LiteRT's kernel outside its defined range ({exc})") from None
     return _lut(ctx, table, "DomainLUT", {"valid_min": z_in, "what": ctx.op})
 
 

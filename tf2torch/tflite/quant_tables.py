@@ -177,8 +177,10 @@ def function_table(fn: Callable[[np.ndarray], np.ndarray], s_in: float, z_in: in
     with np.errstate(over="ignore", invalid="ignore"):
         y = np.asarray(fn(x.astype(f32)), dtype=f32)
         scaled = (y * (f32(1) / f32(s_out))).astype(np.float64)
-    rounded = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
-    return [int(v) for v in np.clip(rounded + z_out, -128, 127)]
+        rounded = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
+    # saturated, overflows included (an exp far beyond the output's range gives 127: measured, as the
+    # interpreter does)
+    return _finish(rounded + z_out)
 
 
 def sqrt_table(s_in: float, z_in: int, s_out: float, z_out: int) -> list[int]:
@@ -188,8 +190,10 @@ def sqrt_table(s_in: float, z_in: int, s_out: float, z_out: int) -> list[int]:
     f32 = np.float32
     real = f32(s_in) * (Q - z_in).astype(f32)
     with np.errstate(invalid="ignore"):
-        out = np.trunc(np.sqrt(real) / f32(s_out)).astype(np.float64)
-    return _finish(np.where(Q < z_in, 0, np.nan_to_num(out) + z_out))
+        quotient = np.where(Q < z_in, 0, np.sqrt(np.maximum(real, 0)) / f32(s_out)).astype(np.float64)
+    if quotient.max() >= 2.0 ** 31:  # C's cast to int is undefined there
+        raise Undefined(f"a square root {quotient.max():.3g} output steps large")
+    return _finish(np.where(Q < z_in, 0, np.trunc(quotient) + z_out))
 
 
 def log_f32(s_out: float, z_out: int) -> Callable[[np.ndarray], np.ndarray]:
