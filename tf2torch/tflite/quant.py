@@ -28,7 +28,7 @@ from ..spec import Variable
 
 ACTIVATION_INTS = frozenset({"int8", "uint8", "int16", "int4"})  # integer tensors computed at run time
 WEIGHT_INTS = frozenset({"int8", "uint8", "int16", "int32", "int64", "int4", "int2"})  # int64: 16x8 biases
-HYBRID = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})  # emulated, weights at input 1
+HYBRID = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"})  # emulated, weights at input 1
 HINT = "convert with --dequantize for the float model (tf2torch verify measures its distance from LiteRT)"
 
 
@@ -88,7 +88,7 @@ def _hybrid_problem(op: LiteOperator, k: int, t: LiteTensor) -> str:
     if any(z != 0 for z in t.quantization.zero_points):
         return "weights with a zero point"  # TF's converter quantizes weights symmetrically
     per_channel = len(t.quantization.scales) > 1
-    if op.op != "FULLY_CONNECTED" and not per_channel:
+    if op.op not in ("FULLY_CONNECTED", "TRANSPOSE_CONV") and not per_channel:  # (TRANSPOSE_CONV repeats it)
         return "one weight scale for all channels"  # LiteRT's symmetric EvalHybrid path: not emulated
     if per_channel and t.quantization.dimension != (3 if op.op == "DEPTHWISE_CONV_2D" else 0):
         return f"scales along axis {t.quantization.dimension}"
