@@ -4,8 +4,9 @@ Three kinds of quantized tensors occur (schema.fbs ``QuantizationParameters``: r
 one scale per tensor or one per slice of ``quantized_dimension``):
 
 * int8 **weights of a hybrid operator** (dynamic-range quantization: float activations):
-  FULLY_CONNECTED, CONV_2D (per channel) and DEPTHWISE_CONV_2D (per channel) are emulated exactly as
-  LiteRT computes them (``layers/lite_quant.py``, ``runtime/lite_quant.py``); a DEQUANTIZE of an int8
+  FULLY_CONNECTED, CONV_2D (per channel), DEPTHWISE_CONV_2D (per channel) and TRANSPOSE_CONV are emulated
+  exactly as LiteRT computes them (``layers/lite_quant.py``, ``runtime/lite_quant.py``; TRANSPOSE_CONV:
+  ``tflite/ops_int_spatial.py``, ``runtime/lite_int_spatial.py``); a DEQUANTIZE of an int8
   constant becomes its float32 values (LiteRT's ``Dequantize`` computes scale * (q - zero_point) in
   float, exactly representable, so the parameter is what LiteRT uses);
 * **integer activations** (full-integer quantization: int8 tensors computed at run time, int32 biases):
