@@ -180,13 +180,24 @@ def test_rounding_is_the_builtin_kernels(files):
     assert all(differs.values()), differs
 
 
-def test_hybrid_transpose_conv(files):
+@pytest.mark.parametrize("scales", ["per channel", "one scale"])
+def test_hybrid_transpose_conv(files, tmp_path, scales):
     """Dynamic-range quantization of the decoder: TF's converter keeps TRANSPOSE_CONV whole with int8
     per-channel weights on float input (no DEQUANTIZE), which LiteRT runs as ``HybridTransposeConv``: each
-    batch item quantized asymmetrically, integer products scaled back. Compared under the error rule, with
-    the --dequantize float model's distance printed as the control (the emulation is what makes the
-    difference)."""
+    batch item quantized asymmetrically, integer products scaled back. "one scale": the weights' scales
+    rewritten in the file to one for all channels, which LiteRT's Prepare repeats per channel. Compared under
+    the error rule, with the --dequantize float model's distance printed as the control (the emulation is
+    what makes the difference)."""
     path = files["hybrid"]
+    if scales == "one scale":
+        def one_scale(model, schema) -> None:
+            graph = model.subgraphs[0]
+            for op in graph.operators:
+                if model.operatorCodes[op.opcodeIndex].builtinCode == schema.BuiltinOperator.TRANSPOSE_CONV:
+                    q = graph.tensors[op.inputs[1]].quantization
+                    q.scale, q.zeroPoint = [float(max(q.scale))], [0]
+
+        path = _rewritten(path, tmp_path / "one_scale.tflite", one_scale)
     model, result = convert_in_memory(path)
     counts = result.report.counts()
     assert counts["missing"] == counts["unexpected"] == counts["mismatched"] == 0, counts
@@ -200,9 +211,9 @@ def test_hybrid_transpose_conv(files):
         def read(o, k=k):
             return _outputs_from(result, o)[k]
         drift = float64_drift(model, [to_torch_layout(x) for x in xs], read)
-        error = check(out, ref, f"hybrid decoder output {k} (emulation vs reference kernels)", drift)
+        error = check(out, ref, f"hybrid decoder ({scales}) output {k} (emulation vs reference kernels)", drift)
         far = rel_error(floats[k], ref)
-        print(f"hybrid decoder output {k}: the --dequantize float model vs reference kernels {far:.2e}")
+        print(f"hybrid decoder ({scales}) output {k}: the --dequantize float model vs reference kernels {far:.2e}")
         assert far > 10 * max(error, 1e-7)
 
 
