@@ -21,7 +21,7 @@ from ..spec import GraphNode, ModelSpec, Variable
 from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op converters the operators use)
 from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
-from . import ops_array, ops_custom, ops_int, ops_int_act, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
+from . import ops_array, ops_custom, ops_int, ops_int_act, ops_int_spatial, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
 from .atrous import fold_atrous
 from .base import LiteCtx, lookup_int, lookup_lite, supported, supported_int
 

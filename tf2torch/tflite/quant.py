@@ -4,8 +4,9 @@ Three kinds of quantized tensors occur (schema.fbs ``QuantizationParameters``: r
 one scale per tensor or one per slice of ``quantized_dimension``):
 
 * int8 **weights of a hybrid operator** (dynamic-range quantization: float activations):
-  FULLY_CONNECTED, CONV_2D (per channel) and DEPTHWISE_CONV_2D (per channel) are emulated exactly as
-  LiteRT computes them (``layers/lite_quant.py``, ``runtime/lite_quant.py``); a DEQUANTIZE of an int8
+  FULLY_CONNECTED, CONV_2D (per channel), DEPTHWISE_CONV_2D (per channel) and TRANSPOSE_CONV are emulated
+  exactly as LiteRT computes them (``layers/lite_quant.py``, ``runtime/lite_quant.py``; TRANSPOSE_CONV:
+  ``tflite/ops_int_spatial.py``, ``runtime/lite_int_spatial.py``); a DEQUANTIZE of an int8
   constant becomes its float32 values (LiteRT's ``Dequantize`` computes scale * (q - zero_point) in
   float, exactly representable, so the parameter is what LiteRT uses);
 * **integer activations** (full-integer quantization: int8 tensors computed at run time, int32 biases):
@@ -28,7 +29,7 @@ from ..spec import Variable
 
 ACTIVATION_INTS = frozenset({"int8", "uint8", "int16", "int4"})  # integer tensors computed at run time
 WEIGHT_INTS = frozenset({"int8", "uint8", "int16", "int32", "int64", "int4", "int2"})  # int64: 16x8 biases
-HYBRID = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})  # emulated, weights at input 1
+HYBRID = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"})  # emulated, weights at input 1
 HINT = "convert with --dequantize for the float model (tf2torch verify measures its distance from LiteRT)"
 
 
@@ -88,7 +89,7 @@ def _hybrid_problem(op: LiteOperator, k: int, t: LiteTensor) -> str:
     if any(z != 0 for z in t.quantization.zero_points):
         return "weights with a zero point"  # TF's converter quantizes weights symmetrically
     per_channel = len(t.quantization.scales) > 1
-    if op.op != "FULLY_CONNECTED" and not per_channel:
+    if op.op not in ("FULLY_CONNECTED", "TRANSPOSE_CONV") and not per_channel:  # (TRANSPOSE_CONV repeats it)
         return "one weight scale for all channels"  # LiteRT's symmetric EvalHybrid path: not emulated
     if per_channel and t.quantization.dimension != (3 if op.op == "DEPTHWISE_CONV_2D" else 0):
         return f"scales along axis {t.quantization.dimension}"
