@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (registration)
     einsum,
     image,
     lite_int,
+    lite_int16,
     lite_int_spatial,
     lite_lstm,
     lite_mediapipe,
