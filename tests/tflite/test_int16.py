@@ -200,3 +200,48 @@ def test_tf1_uint8_model_refused(tmp_path):
             path.write_bytes(converter.convert())
     refuses_without_output(tmp_path / "run", path, "full-integer uint8 model", "CONV_2D (no uint8 integer kernel",
                            "FULLY_CONNECTED", "AVERAGE_POOL_2D", "SOFTMAX", "--dequantize")
+
+
+def test_verify_16x8_compares_int16_codes_and_names_a_broken_operator(cnn16, tmp_path):
+    """``tf2torch verify`` of a 16x8 model (float input, int16 inside): each weighted operator's int16 output
+    against the interpreter's, in steps (the first CONV_2D's fused RELU6 is the module's own clamp, not Keras's
+    relu6 applied to int16 codes, which made it "diverge" by 2.3e4 while the outputs agreed). One depthwise
+    multiplier off by one in OUT: exit 3, that operator named first."""
+    import json
+
+    from safetensors.numpy import load_file, save_file
+
+    from tests.test_hostile import run_cli
+    from tf2torch.cli import EXIT_MISMATCH, EXIT_OK
+
+    out = tmp_path / "out"
+    assert run_cli("convert", cnn16, "-o", out).exit_code == EXIT_OK
+    report = tmp_path / "verify.json"
+    result = run_cli("verify", cnn16, out, "--report", report)
+    print(result.output)
+    data = json.loads(report.read_text())
+    compared = [r for r in data["rows"] if r["kind"] == "layer" and r["status"] != "skipped"]
+    for r in compared:
+        print(f"{r['name']}: max {r['max_abs']} steps, integer={r['integer']}")
+    assert result.exit_code == EXIT_OK, result.output + result.stderr
+    assert {r["name"].split()[0] for r in compared} >= {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"}
+    assert all(r["status"] == "ok" and r["integer"] and r["max_abs"] == 0 for r in compared), compared
+    assert not any("relu6" in r["note"] for r in compared), compared  # no Keras activation on int16 codes
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for f in out.iterdir():
+        (bad / f.name).write_bytes(f.read_bytes())
+    weights = load_file(str(out / "model.safetensors"))
+    depthwise = next(r for r in compared if r["name"].startswith("DEPTHWISE_CONV_2D"))
+    key = f"{depthwise['torch']}.multiplier"
+    weights[key] = weights[key] + np.int32(1 << 16)  # one step of the 16-bit multiplier LiteRT's kernel uses
+    save_file(weights, str(bad / "model.safetensors"))
+    result = run_cli("verify", cnn16, bad, "--report", tmp_path / "bad.json")
+    print(result.output)
+    broken = json.loads((tmp_path / "bad.json").read_text())
+    assert result.exit_code == EXIT_MISMATCH, result.output + result.stderr
+    assert broken["first_diverging"] == depthwise["name"], broken["first_diverging"]
+    row = next(r for r in broken["rows"] if r["name"] == depthwise["name"])
+    print(f"broken multiplier: {row['name']} max {row['max_abs']} steps ({row['note']})")
+    assert row["status"] == "diverged" and row["max_abs"] >= 1

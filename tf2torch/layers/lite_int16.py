@@ -11,7 +11,7 @@ import numpy as np
 from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import param
+from .common import bind, param
 from .lite_int import (  # the int8 layers' config readers and SAME rule
     _call,
     _const,
@@ -27,11 +27,8 @@ _TYPES = ("int8", "uint8", "int16")
 
 
 def _kernel_bias(ctx: Ctx) -> dict:
-    """The kernel and the int64 bias, in the order tflite/ops_int16.py gives them (by position: a layer named after
-    a model output, "StatefulPartitionedCall_1:4_int16", defeats binding by Keras name)."""
-    if len(ctx.layer.weights) != 2:
-        raise ctx.unsupported(f"{len(ctx.layer.weights)} weights (expected a kernel and a bias)")
-    return dict(zip(("kernel", "bias"), ctx.layer.weights))
+    """The kernel and the int64 bias (tflite/ops_int16.py refuses an operator without one), by Keras name."""
+    return bind(ctx, ["kernel", "bias"])
 
 
 def _table(name: str, values: list, dtype: str) -> Param:
@@ -86,7 +83,7 @@ def binary(ctx: Ctx) -> Converted:
         sign = (("sign", -1),) if _int(ctx, "sign") == -1 else ()
         module = Module("TFLiteQuant16Add", (tuple(tuple(p) for p in params),), _range(ctx) + sign)
     if ctx.layer.weights:  # x op c: c one int16 value (1,) or one per channel: (C,), or (C, 1, 1) channels-first
-        constant = ctx.layer.weights[0]
+        constant = bind(ctx, ["constant"])["constant"]
         cf = ctx.x.layout == "cf" and len(ctx.x.shape) == 3 and constant.shape[0] > 1
         module = Module(module.cls, module.args, module.kwargs + (("constant_shape", (constant.shape[0],) + (1, 1) * cf),))
         if ctx.x.layout == "cf" and len(ctx.x.shape) not in (1, 3) and constant.shape[0] > 1:
