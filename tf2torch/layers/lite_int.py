@@ -192,8 +192,17 @@ def quantize(ctx: Ctx) -> Converted:
     scale, zero = ctx.config.get("scale"), _int(ctx, "zero_point")
     if not isinstance(scale, float) or scale <= 0:
         raise ctx.unsupported(f"scale {scale!r}")
-    cls = "TFLiteDequantize" if ctx.config.get("dequantize") else "TFLiteQuantize"
-    return _call(Module(cls, (scale, zero)), ctx.x)
+    if ctx.config.get("dequantize"):
+        return _call(Module("TFLiteDequantize", (scale, zero)), ctx.x)
+    return _call(Module("TFLiteQuantize", (scale, zero), tflite_order(ctx.x)), ctx.x)
+
+
+def tflite_order(x: TensorInfo) -> tuple[tuple[str, Any], ...]:
+    """How a tensor's element order differs from TFLite's (channels last), for kernels whose rounding depends on
+    the position (QUANTIZE's vector loop and scalar tail: runtime/lite_quantize.py)."""
+    if x.layout == "cf_flat":
+        return (("flat_from", tuple(x.flat_from)),)
+    return (("channels_first", True),) if x.layout == "cf" and len(x.shape) >= 3 else ()
 
 
 @converter(INT + "LUT", wants="any")

@@ -19,6 +19,7 @@ from .lite_int import (  # the int8 layers' config readers and SAME rule
     _ints,
     _pads,
     _range,
+    tflite_order,
 )
 from .registry import converter
 
@@ -135,7 +136,7 @@ def quantize(ctx: Ctx) -> Converted:
     scale = ctx.config.get("scale")
     if not isinstance(scale, float) or scale <= 0:
         raise ctx.unsupported(f"scale {scale!r}")
-    return _call(Module("TFLiteQuantizeTo", (scale, _int(ctx, "zero_point"), _dtype(ctx))), ctx.x)
+    return _call(Module("TFLiteQuantizeTo", (scale, _int(ctx, "zero_point"), _dtype(ctx)), tflite_order(ctx.x)), ctx.x)
 
 
 @converter(INT16 + "Softmax", wants="any")

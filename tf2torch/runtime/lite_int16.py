@@ -16,6 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .lite_int import lite_requantize
+from .lite_quantize import lite_affine_quantize
 
 LITE_INT_TYPES = {"int8": (torch.int8, -128, 127), "uint8": (torch.uint8, 0, 255), "int16": (torch.int16, -32768, 32767)}
 
@@ -168,15 +169,16 @@ class TFLiteRequantize(nn.Module):
 
 
 class TFLiteQuantizeTo(nn.Module):
-    """QUANTIZE float -> ``dtype`` (int16, uint8) as LiteRT's optimized ``AffineQuantize``: x times the float32
-    reciprocal of the scale (a float32 product), rounded half to even (measured: division, or halves away from
-    zero, differ on ties), plus the zero point, clamped to the type's range."""
+    """QUANTIZE float -> ``dtype`` (int16, uint8) as LiteRT's optimized ``AffineQuantize`` (``lite_affine_quantize``:
+    the vector loop's float32 reciprocal rounded half to even, the scalar tail's division rounded half away from
+    zero), plus the zero point, clamped to the type's range."""
 
-    def __init__(self, scale, zero_point, dtype):
+    def __init__(self, scale, zero_point, dtype, channels_first=False, flat_from=None):
         super().__init__()
         self.scale, self.zero_point, self.dtype = scale, zero_point, dtype
+        self.channels_first, self.flat_from = channels_first, flat_from
 
     def forward(self, x):
-        q = torch.round(x.float() * (1.0 / torch.tensor(self.scale, dtype=torch.float32)))
         _, low, high = LITE_INT_TYPES[self.dtype]
-        return lite_clamp_to(q.long() + self.zero_point, low, high, self.dtype)
+        q = lite_affine_quantize(x, self.scale, self.zero_point, low, high, self.channels_first, self.flat_from)
+        return q.to(LITE_INT_TYPES[self.dtype][0])
