@@ -13,13 +13,13 @@ from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
 from .common import bind, param
 from .lite_int import (  # the int8 layers' config readers and SAME rule
-    _call,
-    _const,
-    _int,
-    _ints,
-    _pads,
-    _range,
+    call_module,
+    config_int,
+    config_ints,
+    int32_param,
+    range_kwargs,
     tflite_order,
+    window_pads,
 )
 from .registry import converter
 
@@ -41,48 +41,48 @@ def conv(ctx: Ctx) -> Converted:
     w = _kernel_bias(ctx)
     channels = ctx.x.shape[-1]
     depthwise = bool(ctx.config.get("depthwise"))
-    out_c = channels * _int(ctx, "depth_multiplier") if depthwise else _int(ctx, "filters")  # type: ignore[operator]
-    pads, out = _pads(ctx)
-    multiplier, shift = _ints(ctx, "multiplier"), _ints(ctx, "shift")
+    out_c = channels * config_int(ctx, "depth_multiplier") if depthwise else config_int(ctx, "filters")  # type: ignore[operator]
+    pads, out = window_pads(ctx)
+    multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
     if len(multiplier) != out_c or len(shift) != out_c:
         raise ctx.unsupported(f"{len(multiplier)} multipliers for {out_c} output channels")
-    module = Module("TFLiteQuant16Conv2d", (channels, out_c, tuple(_ints(ctx, "kernel_size"))), (
-        ("stride", tuple(_ints(ctx, "strides"))), ("padding", pads),
+    module = Module("TFLiteQuant16Conv2d", (channels, out_c, tuple(config_ints(ctx, "kernel_size"))), (
+        ("stride", tuple(config_ints(ctx, "strides"))), ("padding", pads),
         ("dilation", tuple(ctx.config.get("dilation_rate") or (1, 1))), ("groups", channels if depthwise else 1),
-        *_range(ctx)))
+        *range_kwargs(ctx)))
     params = (param("", "weight", w["kernel"], "depthwise2d" if depthwise else "conv2d"), param("", "bias", w["bias"]),
-              _const("multiplier", multiplier), _const("shift", shift))
-    return _call(module, TensorInfo((*out, out_c), "cf"), params)
+              int32_param("multiplier", multiplier), int32_param("shift", shift))
+    return call_module(module, TensorInfo((*out, out_c), "cf"), params)
 
 
 @converter(INT16 + "Dense", wants="keras", accepts_flat=True)
 def dense(ctx: Ctx) -> Converted:
     w = _kernel_bias(ctx)
-    units, x = _int(ctx, "units"), ctx.x
+    units, x = config_int(ctx, "units"), ctx.x
     kernel = layouts.get("dense")
     if x.layout == "cf_flat":  # a channels-first Flatten before it: the kernel's rows reordered, as for Dense
         *spatial, channels = x.flat_from
         kernel = layouts.dense_after_flatten(tuple(spatial), channels)
-    multiplier, shift = _ints(ctx, "multiplier"), _ints(ctx, "shift")
+    multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
     if len(multiplier) not in (1, units):
         raise ctx.unsupported(f"{len(multiplier)} multipliers for {units} outputs")
     module = Module("TFLiteQuant16Linear", (x.shape[-1], units),
-                    ((("channels", 1),) if len(multiplier) == 1 else ()) + _range(ctx))
-    params = (param("", "weight", w["kernel"], kernel), param("", "bias", w["bias"]), _const("multiplier", multiplier),
-              _const("shift", shift))
-    return _call(module, TensorInfo((*x.shape[:-1], units), "keras"), params)
+                    ((("channels", 1),) if len(multiplier) == 1 else ()) + range_kwargs(ctx))
+    params = (param("", "weight", w["kernel"], kernel), param("", "bias", w["bias"]), int32_param("multiplier", multiplier),
+              int32_param("shift", shift))
+    return call_module(module, TensorInfo((*x.shape[:-1], units), "keras"), params)
 
 
 @converter(INT16 + "Add", INT16 + "Mul", wants="same")
 def binary(ctx: Ctx) -> Converted:
     if ctx.layer.class_name.endswith("Mul"):
-        module = Module("TFLiteQuant16Mul", (_int(ctx, "multiplier"), _int(ctx, "shift")), _range(ctx))
+        module = Module("TFLiteQuant16Mul", (config_int(ctx, "multiplier"), config_int(ctx, "shift")), range_kwargs(ctx))
     else:
         params = ctx.config.get("params")
         if not isinstance(params, list) or len(params) != 3:
             raise ctx.unsupported(f"config params={params!r}")
-        sign = (("sign", -1),) if _int(ctx, "sign") == -1 else ()
-        module = Module("TFLiteQuant16Add", (tuple(tuple(p) for p in params),), _range(ctx) + sign)
+        sign = (("sign", -1),) if config_int(ctx, "sign") == -1 else ()
+        module = Module("TFLiteQuant16Add", (tuple(tuple(p) for p in params),), range_kwargs(ctx) + sign)
     if ctx.layer.weights:  # x op c: c one int16 value (1,) or one per channel: (C,), or (C, 1, 1) channels-first
         constant = bind(ctx, ["constant"])["constant"]
         cf = ctx.x.layout == "cf" and len(ctx.x.shape) == 3 and constant.shape[0] > 1
@@ -90,7 +90,7 @@ def binary(ctx: Ctx) -> Converted:
         if ctx.x.layout == "cf" and len(ctx.x.shape) not in (1, 3) and constant.shape[0] > 1:
             raise ctx.unsupported(f"a per-channel constant on a tensor of shape {ctx.x.shape}")
         layout = layouts.get("column2d") if cf else layouts.IDENTITY
-        return _call(module, ctx.x, (param("", "constant", constant, layout),))
+        return call_module(module, ctx.x, (param("", "constant", constant, layout),))
     a, b = ctx.inputs[0], ctx.inputs[1]
     if len(a.shape) != len(b.shape) or a.layout != b.layout:
         raise ctx.unsupported(f"int16 operands of shapes {a.shape} and {b.shape}")
@@ -100,22 +100,22 @@ def binary(ctx: Ctx) -> Converted:
 
 @converter(INT16 + "Mean", wants="keras")
 def mean(ctx: Ctx) -> Converted:
-    axes, keep = _ints(ctx, "axes"), bool(ctx.config.get("keepdims"))
+    axes, keep = config_ints(ctx, "axes"), bool(ctx.config.get("keepdims"))
     rank = len(ctx.x.shape) + 1
     if any(not 0 < a < rank for a in axes):
         raise ctx.unsupported(f"axes {axes}")
     shape = tuple(1 if i + 1 in axes else s for i, s in enumerate(ctx.x.shape) if keep or i + 1 not in axes)
-    module = Module("TFLiteQuant16Mean", (tuple(axes), _int(ctx, "multiplier"), _int(ctx, "shift")),
+    module = Module("TFLiteQuant16Mean", (tuple(axes), config_int(ctx, "multiplier"), config_int(ctx, "shift")),
                     (("keepdim", True),) if keep else ())
-    return _call(module, TensorInfo(shape, "keras"))
+    return call_module(module, TensorInfo(shape, "keras"))
 
 
 @converter(INT16 + "Pool2D", wants="cf")
 def pool(ctx: Ctx) -> Converted:
-    pads, out = _pads(ctx)
-    module = Module("TFLiteQuant16Pool2d", (tuple(_ints(ctx, "kernel_size")), tuple(_ints(ctx, "strides"))),
-                    (("padding", pads), *_range(ctx), *((("max", True),) if ctx.config.get("max") else ())))
-    return _call(module, TensorInfo((*out, ctx.x.shape[-1]), "cf"))
+    pads, out = window_pads(ctx)
+    module = Module("TFLiteQuant16Pool2d", (tuple(config_ints(ctx, "kernel_size")), tuple(config_ints(ctx, "strides"))),
+                    (("padding", pads), *range_kwargs(ctx), *((("max", True),) if ctx.config.get("max") else ())))
+    return call_module(module, TensorInfo((*out, ctx.x.shape[-1]), "cf"))
 
 
 def _dtype(ctx: Ctx) -> str:
@@ -128,7 +128,7 @@ def _dtype(ctx: Ctx) -> str:
 @converter(INT16 + "Requantize", wants="any")
 def requantize(ctx: Ctx) -> Converted:
     names = ("input_zero_point", "multiplier", "shift", "output_zero_point", "output_min", "output_max")
-    return _call(Module("TFLiteRequantize", (*(_int(ctx, k) for k in names), _dtype(ctx))), ctx.x)
+    return call_module(Module("TFLiteRequantize", (*(config_int(ctx, k) for k in names), _dtype(ctx))), ctx.x)
 
 
 @converter(INT16 + "QuantizeTo", wants="any")
@@ -136,15 +136,15 @@ def quantize(ctx: Ctx) -> Converted:
     scale = ctx.config.get("scale")
     if not isinstance(scale, float) or scale <= 0:
         raise ctx.unsupported(f"scale {scale!r}")
-    return _call(Module("TFLiteQuantizeTo", (scale, _int(ctx, "zero_point"), _dtype(ctx)), tflite_order(ctx.x)), ctx.x)
+    return call_module(Module("TFLiteQuantizeTo", (scale, config_int(ctx, "zero_point"), _dtype(ctx)), tflite_order(ctx.x)), ctx.x)
 
 
 @converter(INT16 + "Softmax", wants="any")
 def softmax(ctx: Ctx) -> Converted:
-    tables = [_ints(ctx, k) for k in ("exp_table", "reciprocal_table")]
+    tables = [config_ints(ctx, k) for k in ("exp_table", "reciprocal_table")]
     if any(len(t) != 513 for t in tables):
         raise ctx.unsupported("softmax tables of other than 513 entries")
     dim = 1 if ctx.x.layout == "cf" and len(ctx.x.shape) > 1 else -1  # TF's last axis (channels)
-    module = Module("TFLiteQuant16Softmax", (_int(ctx, "input_multiplier"), _int(ctx, "input_shift")),
+    module = Module("TFLiteQuant16Softmax", (config_int(ctx, "input_multiplier"), config_int(ctx, "input_shift")),
                     (("dim", dim),) if dim != -1 else ())
-    return _call(module, ctx.x, (_table("exp_table", tables[0], "int16"), _table("reciprocal_table", tables[1], "int16")))
+    return call_module(module, ctx.x, (_table("exp_table", tables[0], "int16"), _table("reciprocal_table", tables[1], "int16")))

@@ -11,7 +11,7 @@ import numpy as np
 from ..map import layouts
 from .base import Converted, Ctx, Module, Param, TensorInfo
 from .common import apply_module, bind, cfg_bool, param
-from .lite_int import INT, _int, _ints, _range
+from .lite_int import INT, config_int, config_ints, range_kwargs
 from .registry import converter
 
 HYBRID = "tf2torch>LiteHybrid"
@@ -63,11 +63,11 @@ def resize_bilinear(ctx: Ctx) -> Converted:
 
 def _transposed(ctx: Ctx) -> tuple[tuple, TensorInfo]:
     """The geometry both transposed convolutions share: module arguments, the output."""
-    kernel, strides, pads, size = (tuple(_ints(ctx, k)) for k in ("kernel_size", "strides", "padding", "output_size"))
+    kernel, strides, pads, size = (tuple(config_ints(ctx, k)) for k in ("kernel_size", "strides", "padding", "output_size"))
     if not (len(kernel) == len(strides) == len(pads) == len(size) == 2) or min(*kernel, *strides, *size) < 1 or \
             min(pads) < 0:
         raise ctx.unsupported(f"a transposed conv of kernel {kernel}, strides {strides}, padding {pads} to {size}")
-    filters = _int(ctx, "filters")
+    filters = config_int(ctx, "filters")
     return (ctx.x.shape[-1], filters, kernel, strides, pads, size), TensorInfo((*size, filters), "cf")
 
 
@@ -76,12 +76,12 @@ def conv_transpose(ctx: Ctx) -> Converted:
     names = ["kernel", "bias"] if len(ctx.layer.weights) == 2 else ["kernel"]
     w = bind(ctx, names)
     args, out = _transposed(ctx)
-    multiplier, shift = _ints(ctx, "multiplier"), _ints(ctx, "shift")
+    multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
     if len(multiplier) != args[1] or len(shift) != args[1]:
         raise ctx.unsupported(f"{len(multiplier)} multipliers for {args[1]} output channels")
     module = Module("TFLiteQuantConvTranspose2d", args, (
-        ("input_zero_point", _int(ctx, "input_zero_point")), ("output_zero_point", _int(ctx, "output_zero_point")),
-        *_range(ctx)))
+        ("input_zero_point", config_int(ctx, "input_zero_point")), ("output_zero_point", config_int(ctx, "output_zero_point")),
+        *range_kwargs(ctx)))
     consts = [Param("", k, layouts.IDENTITY, const=np.asarray(v, dtype=np.int32))
               for k, v in (("multiplier", multiplier), ("shift", shift))]
     params = [param("", "weight", w["kernel"], "conv2d_transpose"), *consts]

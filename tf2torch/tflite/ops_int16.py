@@ -14,8 +14,13 @@ import numpy as np
 from ..map import layouts
 from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op
-from .ops_int import _multipliers, _out_shape, _window, pad  # the int8 path's window and multiplier rules
-from .ops_math import _same_rank
+from .ops_int import (  # the int8 path's window and multiplier rules
+    channel_multipliers,
+    pad,
+    window_config,
+    window_output_shape,
+)
+from .ops_math import same_rank
 from .quant_math import mean_params, quantize_multiplier
 from .quant_math16 import activation_range16, add16_params
 
@@ -72,8 +77,8 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
         if channels != kernel.shape[2]:
             raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
         out_c, extra = kernel.shape[3], {"filters": kernel.shape[3]}
-    window = _window(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
-    config = {**window, **extra, **range16(ctx, s_out), **_multipliers(ctx, s_in, s_out, 1), "depthwise": depthwise}
+    window = window_config(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
+    config = {**window, **extra, **range16(ctx, s_out), **channel_multipliers(ctx, s_in, s_out, 1), "depthwise": depthwise}
     weights = [("kernel", kernel), *_bias64(ctx)]
     pads, crops = ctx.option("atrous_pad"), ctx.option("atrous_crop")
     shape_in = x.shape
@@ -83,7 +88,7 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
         config["explicit_padding"] = [list(p) for p in pads]
         shape_in = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:3], pads)),
                     x.shape[3])
-    shape = _out_shape(shape_in, window, out_c)
+    shape = window_output_shape(shape_in, window, out_c)
     y = ctx.layer(INT16 + "Conv2D", config, [x], shape, weights=weights, name=ctx.name)
     if crops and any(a or b for a, b in crops):  # BATCH_TO_SPACE_ND's crops: slicing moves values as they are
         shape = (y.shape[0], *(None if s is None else s - a - b for s, (a, b) in zip(y.shape[1:3], crops)), y.shape[3])
@@ -105,7 +110,7 @@ def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
             raise ctx.unsupported(f"an int16 input of shape {list(x.shape)} (expected rows of {width})")
         x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
     kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
-    config = {"units": units, **range16(ctx, s_out), **_multipliers(ctx, s_in, s_out, 1)}
+    config = {"units": units, **range16(ctx, s_out), **channel_multipliers(ctx, s_in, s_out, 1)}
     weights = [("kernel", kernel), *_bias64(ctx)]
     return (ctx.layer(INT16 + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)
 
@@ -139,7 +144,7 @@ def binary(ctx: LiteCtx) -> tuple[Value, ...]:
     if not isinstance(b, Tensor):
         raise ctx.unsupported("an int16 operand that is neither a tensor nor a constant")
     if len(a.shape) != len(b.shape):
-        a, b = _same_rank(ctx, a), _same_rank(ctx, b)
+        a, b = same_rank(ctx, a), same_rank(ctx, b)
     shape = tuple(p if q in (1, None) else q for p, q in zip(a.shape, b.shape))
     shape = tuple(q if p == 1 else p for p, q in zip(shape, b.shape))
     return (ctx.layer(INT16 + kind, config, [a, b], shape, name=ctx.name),)
@@ -167,6 +172,6 @@ def pool(ctx: LiteCtx) -> tuple[Value, ...]:
     s_in, s_out = scale16(ctx, ctx.operator.inputs[0]), scale16(ctx, ctx.operator.outputs[0])
     if s_in != s_out:
         raise ctx.unsupported("an int16 pool whose output is quantized unlike its input")
-    window = _window(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
+    window = window_config(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
     config = {**window, **range16(ctx, s_out), "max": ctx.op == "MAX_POOL_2D"}
-    return (ctx.layer(INT16 + "Pool2D", config, [x], _out_shape(x.shape, window, x.shape[-1]), name=ctx.name),)
+    return (ctx.layer(INT16 + "Pool2D", config, [x], window_output_shape(x.shape, window, x.shape[-1]), name=ctx.name),)

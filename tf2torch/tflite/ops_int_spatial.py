@@ -16,7 +16,7 @@ from ..map import layouts
 from ..tfgraph.base import Const, ShapeVec, Tensor, Value
 from .base import LiteCtx, int_op, lookup_lite
 from .int_spatial_math import bilinear_tables, mirror_indices, nearest_indices, transpose_padding
-from .ops_int import INT, _bias, _multipliers, _range, io_params, qparams
+from .ops_int import INT, channel_multipliers, fused_range, int32_bias, io_params, qparams
 from .quant import weight_scales
 
 HYBRID = "tf2torch>LiteHybrid"
@@ -120,13 +120,13 @@ def transpose_conv(ctx: LiteCtx) -> tuple[Value, ...]:
     s_in, z_in = qparams(ctx, ctx.operator.inputs[2])  # TRANSPOSE_CONV's data input is its third
     s_out, z_out = qparams(ctx, ctx.operator.outputs[0])
     config, shape, kernel = _transposed(ctx, x, kernel)
-    multipliers = _multipliers(ctx, s_in, s_out, 1)
+    multipliers = channel_multipliers(ctx, s_in, s_out, 1)
     if len(multipliers["multiplier"]) == 1:  # one weight scale: LiteRT uses it for every channel
         multipliers = {k: v * config["filters"] for k, v in multipliers.items()}
     if len(multipliers["multiplier"]) != config["filters"]:
         raise ctx.unsupported(f"{len(multipliers['multiplier'])} weight scales for {config['filters']} channels")
-    config.update(multipliers, **_range(ctx, (s_out, z_out)), input_zero_point=z_in, output_zero_point=z_out)
-    weights = [("kernel", kernel), *_bias(ctx, 3)]
+    config.update(multipliers, **fused_range(ctx, (s_out, z_out)), input_zero_point=z_in, output_zero_point=z_out)
+    weights = [("kernel", kernel), *int32_bias(ctx, 3)]
     return (ctx.layer(INT + "ConvTranspose2D", config, [x], shape, weights=weights, name=ctx.name),)
 
 

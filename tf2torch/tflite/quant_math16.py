@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .quant_math import _round, quantize_multiplier
+from .quant_math import quantize_multiplier, round_half_away
 
 
 def add16_params(s1: float, s2: float, s_out: float) -> tuple[tuple[int, int], ...]:
@@ -22,7 +22,7 @@ def add16_params(s1: float, s2: float, s_out: float) -> tuple[tuple[int, int], .
 def activation_range16(fused: str, scale: float) -> tuple[int | None, int | None]:
     """``CalculateActivationRangeQuantized`` for int16 (zero point 0): the bounds as int16 values."""
     def q(bound: float) -> int:
-        return _round(float(np.float32(bound) / np.float32(scale)))
+        return round_half_away(float(np.float32(bound) / np.float32(scale)))
 
     bounds = {"NONE": (-32768, 32767), "RELU": (max(-32768, q(0.0)), 32767),
               "RELU6": (max(-32768, q(0.0)), min(32767, q(6.0))),
@@ -39,11 +39,11 @@ def lut16(fn, low: float, high: float) -> list[int]:
     table = []
     for i in range(steps):
         value, mid, nxt = fn(low + i * step), fn(low + i * step + step / 2), fn(low + (i + 1) * step)
-        sample = _round(value * scale)
-        interpolated = _round((nxt * scale + _round(value * scale)) / 2)
-        bias = _round((interpolated - _round(mid * scale)) / 2)
+        sample = round_half_away(value * scale)
+        interpolated = round_half_away((nxt * scale + round_half_away(value * scale)) / 2)
+        bias = round_half_away((interpolated - round_half_away(mid * scale)) / 2)
         table.append(int(min(max(sample - bias, -32768), 32767)))
-    table.append(int(min(max(_round(fn(high) * scale), -32768), 32767)))
+    table.append(int(min(max(round_half_away(fn(high) * scale), -32768), 32767)))
     return table
 
 
