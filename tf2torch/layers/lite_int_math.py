@@ -11,32 +11,13 @@ import numpy as np
 from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import apply_module, bind, param
+from .common import bind, param
+from .lite_int import INT, call_module, config_int, config_ints
 from .registry import converter
-
-INT = "tf2torch>LiteInt"
-
-
-def _ints(ctx: Ctx, key: str) -> list[int]:
-    value = ctx.config.get(key)
-    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise ctx.unsupported(f"config {key}={str(value)[:60]}")
-    return value
-
-
-def _int(ctx: Ctx, key: str) -> int:
-    value = ctx.config.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ctx.unsupported(f"config {key}={value!r}")
-    return value
-
-
-def _call(module: Module, out: TensorInfo, params: tuple[Param, ...] = ()) -> Converted:
-    return Converted((apply_module(module),), (out,), params, helpers=(module.cls,))
 
 
 def _table(ctx: Ctx, size: int) -> Param:
-    values = _ints(ctx, "table")
+    values = config_ints(ctx, "table")
     if len(values) != size or not all(-128 <= v <= 127 for v in values):
         raise ctx.unsupported(f"a table of {len(values)} entries (expected {size} int8 values)")
     return Param("", "table", layouts.IDENTITY, const=np.asarray(values, dtype=np.int8))
@@ -49,7 +30,7 @@ def _two(ctx: Ctx, module: Module, out: TensorInfo, params: tuple[Param, ...] = 
         module = Module(module.cls, module.args, module.kwargs + (
             ("constant_shape", tuple(constant.shape)),
             *((("constant_first", True),) if ctx.config.get("constant_first") else ())))
-        return _call(module, out, (*params, param("", "constant", constant)))
+        return call_module(module, out, (*params, param("", "constant", constant)))
     if len(ctx.inputs) != 2:
         raise ctx.unsupported(f"{len(ctx.inputs)} inputs (expected 2)")
     return Converted((Op(n.call(n.M, n.arg(0), n.arg(1)), module),), (out,), params, helpers=(module.cls,))
@@ -70,7 +51,7 @@ def domain_table(ctx: Ctx) -> Converted:
     if what not in ("RSQRT", "SQRT"):
         raise ctx.unsupported(f"config what={what!r}")
     kwargs = (("what", what),) if what != "RSQRT" else ()
-    return _call(Module("TFLiteQuantDomainLUT", (_int(ctx, "valid_min"),), kwargs), ctx.x, (_table(ctx, 256),))
+    return call_module(Module("TFLiteQuantDomainLUT", (config_int(ctx, "valid_min"),), kwargs), ctx.x, (_table(ctx, 256),))
 
 
 @converter(INT + "PairLUT", wants="keras")
@@ -78,7 +59,7 @@ def pair_table(ctx: Ctx) -> Converted:
     what = ctx.config.get("what")
     if what not in ("DIV", "SQUARED_DIFFERENCE"):
         raise ctx.unsupported(f"config what={what!r}")
-    refused = tuple(_ints(ctx, "refused")) if "refused" in ctx.config else ()
+    refused = tuple(config_ints(ctx, "refused")) if "refused" in ctx.config else ()
     module = Module("TFLiteQuantPairLUT", (), ((("refused", refused),) if refused else ()) + (("what", what),))
     return _two(ctx, module, _broadcast(ctx), (_table(ctx, 65536),))
 
@@ -90,7 +71,7 @@ def min_max(ctx: Ctx) -> Converted:
 
 @converter(INT + "Reduce", wants="keras")
 def reduce(ctx: Ctx) -> Converted:
-    axes, keep, kind = _ints(ctx, "axes"), bool(ctx.config.get("keepdims")), ctx.config.get("kind")
+    axes, keep, kind = config_ints(ctx, "axes"), bool(ctx.config.get("keepdims")), ctx.config.get("kind")
     rank = len(ctx.x.shape) + 1
     if any(not 0 < a < rank for a in axes) or kind not in ("sum", "max", "min"):
         raise ctx.unsupported(f"axes {axes}, kind {kind!r}")
@@ -100,8 +81,8 @@ def reduce(ctx: Ctx) -> Converted:
         scale, bias = ctx.config.get("scale"), ctx.config.get("bias")
         if not isinstance(scale, float) or not isinstance(bias, float):
             raise ctx.unsupported(f"config scale={scale!r}, bias={bias!r}")
-        kwargs += (("scale", scale), ("bias", bias), ("output_zero_point", _int(ctx, "output_zero_point")))
-    return _call(Module("TFLiteQuantReduce", (tuple(axes), kind), kwargs), TensorInfo(shape, "keras"))
+        kwargs += (("scale", scale), ("bias", bias), ("output_zero_point", config_int(ctx, "output_zero_point")))
+    return call_module(Module("TFLiteQuantReduce", (tuple(axes), kind), kwargs), TensorInfo(shape, "keras"))
 
 
 @converter(INT + "Prelu", wants="keras")
@@ -110,10 +91,10 @@ def prelu(ctx: Ctx) -> Converted:
     params = ctx.config.get("params")
     if not isinstance(params, list) or len(params) != 2:
         raise ctx.unsupported(f"config params={params!r}")
-    module = Module("TFLiteQuantPrelu", (_int(ctx, "input_zero_point"), _int(ctx, "alpha_zero_point"),
-                                         tuple(tuple(p) for p in params), _int(ctx, "output_zero_point"),
+    module = Module("TFLiteQuantPrelu", (config_int(ctx, "input_zero_point"), config_int(ctx, "alpha_zero_point"),
+                                         tuple(tuple(p) for p in params), config_int(ctx, "output_zero_point"),
                                          tuple(alpha.shape)))
-    return _call(module, TensorInfo(ctx.x.shape, "keras"), (param("", "alpha", alpha),))
+    return call_module(module, TensorInfo(ctx.x.shape, "keras"), (param("", "alpha", alpha),))
 
 
 @converter(INT + "LogSoftmax", wants="any")
@@ -122,9 +103,9 @@ def log_softmax(ctx: Ctx) -> Converted:
     if not isinstance(values, list) or len(values) != 256 or not isinstance(s_in, float) or not isinstance(s_out, float):
         raise ctx.unsupported("a log-softmax table of other than 256 entries")
     dim = 1 if ctx.x.layout == "cf" and len(ctx.x.shape) > 1 else -1  # TF's last axis (channels)
-    module = Module("TFLiteQuantLogSoftmax", (s_in, s_out, _int(ctx, "output_zero_point")),
+    module = Module("TFLiteQuantLogSoftmax", (s_in, s_out, config_int(ctx, "output_zero_point")),
                     (("dim", dim),) if dim != -1 else ())
-    return _call(module, ctx.x, (Param("", "table", layouts.IDENTITY, const=np.asarray(values, dtype=np.float32)),))
+    return call_module(module, ctx.x, (Param("", "table", layouts.IDENTITY, const=np.asarray(values, dtype=np.float32)),))
 
 
 @converter(INT + "BatchMatMul", wants="keras")
@@ -140,8 +121,8 @@ def batch_matmul(ctx: Ctx) -> Converted:
     if len(a) < 2 or len(b) < 2:
         raise ctx.unsupported(f"operands of shapes {a} and {b}")
     shape = (*a[:-2], a[-1] if adj_x else a[-2], b[-2] if adj_y else b[-1])
-    kwargs = (("output_zero_point", _int(ctx, "output_zero_point")),) + (("adj_x", True),) * adj_x + \
+    kwargs = (("output_zero_point", config_int(ctx, "output_zero_point")),) + (("adj_x", True),) * adj_x + \
         (("adj_y", True),) * adj_y
-    module = Module("TFLiteQuantBatchMatMul", (tuple(_ints(ctx, "zero_points")), _int(ctx, "multiplier"),
-                                               _int(ctx, "shift")), kwargs)
+    module = Module("TFLiteQuantBatchMatMul", (tuple(config_ints(ctx, "zero_points")), config_int(ctx, "multiplier"),
+                                               config_int(ctx, "shift")), kwargs)
     return _two(ctx, module, TensorInfo(shape, "keras"))

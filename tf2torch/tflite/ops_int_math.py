@@ -14,9 +14,9 @@ import numpy as np
 
 from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op
-from .ops_int import INT, io_params, qparams
-from .ops_math import _same_rank
-from .quant_math import activation_range, quantize_multiplier, softmax_table
+from .ops_int import INT, fused_range, io_params, qparams
+from .ops_math import same_rank
+from .quant_math import quantize_multiplier, softmax_table
 from .quant_tables import (
     Undefined,
     abs_table,
@@ -63,7 +63,7 @@ def _pair(ctx: LiteCtx) -> tuple[list[Tensor], list, dict, tuple]:
     a, b = ctx.value(0), ctx.value(1)
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         if len(a.shape) != len(b.shape):
-            a, b = _same_rank(ctx, a), _same_rank(ctx, b)
+            a, b = same_rank(ctx, a), same_rank(ctx, b)
         shape = tuple(p if q in (1, None) else q for p, q in zip(a.shape, b.shape))
         return [a, b], [], {}, tuple(q if p == 1 else p for p, q in zip(shape, b.shape))
     first = isinstance(a, Const)
@@ -81,10 +81,8 @@ def pair_table(ctx: LiteCtx) -> tuple[Value, ...]:
     s_out, z_out = qparams(ctx, ctx.operator.outputs[0])
     inputs, weights, config, shape = _pair(ctx)
     if ctx.op == "DIV":
-        fused = ctx.option("fused_activation_function", "NONE")
-        low, high = activation_range(fused, s_out, z_out)
-        if low is None or high is None:
-            raise ctx.unsupported(f"fused activation {fused} on int8")
+        bounds = fused_range(ctx, (s_out, z_out))
+        low, high = bounds["output_min"], bounds["output_max"]
         try:
             table = div_table(s1, z1, s2, z2, s_out, z_out, low, high)
         except Undefined as exc:
