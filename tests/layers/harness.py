@@ -99,11 +99,12 @@ def compare(torch_outs: list[torch.Tensor], keras_outs: list[np.ndarray], layout
 
 
 def check_controlled(model: torch.nn.Module, conversion: Any, xs: list[np.ndarray], expected: list[np.ndarray],
-                     label: str) -> None:
+                     label: str, outs: list[torch.Tensor] | None = None) -> None:
     """The project's rule (tests/support/numerics.py) per output: within 1e-6 relative, or within a few times
-    the converted model's own float32 rounding (its float64 drift on the same inputs)."""
+    the converted model's own float32 rounding (its float64 drift on the same inputs). ``outs``: the model's
+    outputs on ``xs`` when the caller has them already."""
     feed = [as_interface(x, layout) for x, layout in zip(xs, _layouts(conversion, "inputs"), strict=True)]
-    outs = run_torch(model, conversion, xs)
+    outs = run_torch(model, conversion, xs) if outs is None else outs
     for i, (t, k, layout) in enumerate(zip(outs, expected, _layouts(conversion, "outputs"), strict=True)):
         drift = float64_drift(model, feed, lambda out, i=i: out[i] if isinstance(out, (list, tuple)) else out)
         check(to_keras_layout(t, k, layout, f"{label} output {i}"), k, f"{label} output {i}", drift)
@@ -115,17 +116,24 @@ def check_file(path: Path, keras_model: Any, xs: list[np.ndarray], *, rtol: floa
     (``rtol``/``atol``) and by the project's rule (tests/support/numerics.py), 1e-6 relative over each output, or
     with ``controlled`` within a few times the model's own float64 drift (``check_controlled``: deep nets)."""
     model, conversion = convert_in_memory(path, **options)
-    outs = run_torch(model, conversion, xs)
-    expected = keras_outputs(keras_model, xs)
-    diffs = compare(outs, expected, _layouts(conversion, "outputs"), rtol=rtol, atol=atol, label=label)
-    if controlled:
-        check_controlled(model, conversion, xs, expected, label)
-    else:
-        for i, (t, k, layout) in enumerate(zip(outs, expected, _layouts(conversion, "outputs"), strict=True)):
-            check(to_keras_layout(t, k, layout, f"{label} output {i}"), k, f"{label} output {i}")
+    diffs = check_converted(model, conversion, keras_outputs(keras_model, xs), xs, rtol=rtol, atol=atol,
+                            label=label, controlled=controlled)
     if options.get("channels_last"):
         assert set(_layouts(conversion, "inputs") + _layouts(conversion, "outputs")) == {"keras"}
     return diffs, conversion
+
+
+def check_converted(model: torch.nn.Module, conversion: Any, expected: list[np.ndarray], xs: list[np.ndarray], *,
+                    rtol: float, atol: float, label: str, controlled: bool = False) -> list[Diff]:
+    """``check_file`` for a model converted already, against Keras's ``expected`` outputs on ``xs``."""
+    outs = run_torch(model, conversion, xs)
+    diffs = compare(outs, expected, _layouts(conversion, "outputs"), rtol=rtol, atol=atol, label=label)
+    if controlled:
+        check_controlled(model, conversion, xs, expected, label, outs)
+    else:
+        for i, (t, k, layout) in enumerate(zip(outs, expected, _layouts(conversion, "outputs"), strict=True)):
+            check(to_keras_layout(t, k, layout, f"{label} output {i}"), k, f"{label} output {i}")
+    return diffs
 
 
 # --- generated code quality ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from tests.layers.harness import (
 )
 from tests.layers.harness import (
     check_controlled,
+    check_converted,
     check_file,
     compare,
     import_isolated,
@@ -145,10 +146,11 @@ def test_application_matches_keras(saved_apps, tmp_path, name: str, fmt: str) ->
     app = saved_apps.get(name)
     scale = float(np.abs(app.expected[0]).max())
     try:
-        _, conversion = check_file(app.files[fmt], app.model, app.xs, rtol=RTOL, atol=ATOL_PER_SCALE * scale,
-                                   label=f"{name} {fmt}", controlled=True)
+        model, conversion = convert_in_memory(app.files[fmt])
+        check_converted(model, conversion, app.expected, app.xs, rtol=RTOL, atol=ATOL_PER_SCALE * scale,
+                        label=f"{name} {fmt}", controlled=True)
         if fmt == "keras":
-            _check_inference_form(app, name, scale)
+            _check_inference_form(app, name, scale, model, conversion)
     finally:
         if fmt == FORMATS[-1]:  # cases run name by name, .keras last
             saved_apps.release(name)
@@ -180,12 +182,11 @@ def test_keras2_mobilenetv2_h5(tmp_path) -> None:
     import_isolated(conversion.model_source, tmp_path / "model.py")
 
 
-def _check_inference_form(app: SavedApp, name: str, scale: float) -> None:
-    """The inference form (``fuse``: every BatchNorm that only reads a conv folded into it) against
-    Keras, to the same tolerance as the readable form."""
+def _check_inference_form(app: SavedApp, name: str, scale: float, model: Any, conversion: Any) -> None:
+    """The inference form (``fuse``: every BatchNorm that only reads a conv folded into it, here on the model
+    just checked in its readable form) against Keras, to the same tolerance as the readable form."""
     import torch
 
-    model, conversion = convert_in_memory(app.files["keras"])
     before = sum(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
     load_source(conversion.model_source)["fuse"](model)
     after = sum(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
