@@ -24,15 +24,18 @@ from ..tfgraph.builder import Builder
 from . import ops_array, ops_custom, ops_int, ops_int_act, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
 from .atrous import fold_atrous
 from .base import LiteCtx, lookup_int, lookup_lite, supported, supported_int
+from .densify import fold_densify
 
 _ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
 
 def readable(name: str) -> str:
     """A tensor name as a layer name: TFLite joins the names of the ops it fused with ';' (the first
-    is the outermost), and keeps TF's ':0' output suffix on inputs and outputs."""
+    is the outermost), and keeps TF's ':0' output suffix on inputs and outputs; a ':' elsewhere is TF's
+    converter making a name unique by appending digits ("StatefulPartitionedCall_1:012"), not an output
+    index, and becomes '_' (a ':' in a layer name would read as one)."""
     first = name.split(";", 1)[0]
-    return first[:-2] if first.endswith(":0") else first
+    return (first[:-2] if first.endswith(":0") else first).replace(":", "_")
 
 
 def unsupported_ops(graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> dict[str, list[str]]:
@@ -89,7 +92,7 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, de
     if spec.tflite is None:
         raise UnsupportedError(f"{spec.path}: holds no TFLite model")
     model: LiteModel = spec.tflite()
-    graph = model.subgraphs[0]
+    graph = fold_densify(model, model.subgraphs[0])  # sparse constants are read dense: DENSIFY only moves them
     operators = fold_atrous(model, graph)  # dilated convs, as TF's converter takes them apart
     _check_supported(model, graph, operators)
     integer = quant.check(model, graph, operators, dequantize)
