@@ -13,7 +13,8 @@ def int_moves(keras):
     """Operators of a full-integer model that only move values or whose int8 kernel is emulated, with
     nothing refused beside them: SUB, a standalone RELU_N1_TO_1, RELU6 and RELU, PADV2, GATHER, SPLIT, SPLIT_V,
     PACK, UNPACK, SLICE, STRIDED_SLICE, TRANSPOSE, RESHAPE, EXPAND_DIMS, CONCATENATION, DEPTH_TO_SPACE
-    (a float model has them too)."""
+    (a float model has them too), and an ELU TF's converter keeps float between DEQUANTIZE
+    and QUANTIZE."""
     tf = require_tf()
     L = keras.layers
     ops = keras.ops
@@ -34,7 +35,9 @@ def int_moves(keras):
     joined = L.Concatenate()([L.Flatten()(strided), L.Flatten()(u)])
     clipped = L.Activation("hard_tanh")(joined)  # after a concatenation: nothing to fuse it into
     blocks = L.Lambda(lambda t: tf.nn.depth_to_space(t, 2))(L.ReLU(6.0)(L.Reshape((2, 2, 40))(joined)))
-    return keras.Model(inp, [L.Flatten()(stacked), clipped, L.ReLU()(wide), L.Flatten()(blocks)])
+    # ELU has no int8 kernel: TF's converter keeps it float between a DEQUANTIZE and a QUANTIZE
+    elu = L.Activation("elu")(L.Flatten()(stacked))
+    return keras.Model(inp, [elu, clipped, L.ReLU()(wide), L.Flatten()(blocks)])
 
 
 def int_more(keras):

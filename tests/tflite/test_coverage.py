@@ -3,22 +3,24 @@
 interpreter's builtin kernels (no delegate), or refused by name.
 
 Each hand-written model (tests/tflite/models.py, models_cov.py) is made into each variant by TF's own
-converter; which operators the file holds, and on which tensors (int8 activations, float, int8 weights
-of a hybrid operator, int32 shape arithmetic), is read from the file with tf2torch's reader, never
-listed by hand. Each file is then converted and compared (float outputs under the error rule with the
-float64-drift control; int8 outputs in quantization steps, >= 99 % within one step), or refused; a
-refusal must name, word for word, the operators it blames, and may blame only operators whose integer
-kernel is not emulated (never one ``tf2torch layers --tflite-int8-ops`` lists). The matrix is printed:
+converter; which operators the file holds, and on which tensors, is read from the file with tf2torch's
+reader, never listed by hand. Each file is then converted and compared (float outputs under the error
+rule, with the float64-drift control where the error needs it; int8 outputs in quantization steps,
+>= 99 % within one step), or refused: a refusal must name, word for word, the operators it blames (or
+refuse the int16 / uint8 activations they compute on), and never blames an operator ``tf2torch layers
+--tflite-int8-ops`` lists. The matrix is printed, one cell per operator and variant:
 
-* ``cmp:<forms>``: in a file converted and compared, in those forms (``i8`` int8 activations, ``f`` float,
-  ``hyb`` int8 weights on float activations, ``shp`` int32 shape arithmetic);
-* ``refused``: only in files refused, the refusal naming it (the int8 kernels being added turn these
-  into ``cmp`` with no change here);
-* ``-``: TF's converter wrote it in no file of that variant (QUANTIZE in a float model, DEQUANTIZE where
-  no weight is float16, an operator it keeps float between QUANTIZE / DEQUANTIZE shows as ``cmp:f``).
+* the forms it was compared in, from files converted and compared: ``f`` float activations, ``hyb`` int8
+  weights on float activations (a dynamic-range kernel), ``i8`` / ``i16`` / ``u8`` integer activations,
+  ``w8`` int8 weights (DENSIFY), ``shp`` int32 shape arithmetic; an operator TF's converter keeps float
+  between DEQUANTIZE and QUANTIZE in a full-integer model shows as ``f`` there;
+* ``refused:<forms>``: forms found only in files refused naming it (the int8 kernels other work adds turn
+  these into compared forms with no change here);
+* ``known``: only in files refused for a cause listed in ``KNOWN``; ``slow``: only in models run with
+  TF2TORCH_SLOW=1; ``-``: TF's converter wrote it in no file of that variant (QUANTIZE in a float model).
 
-Every operator of the issue's list must be ``cmp`` or ``refused`` somewhere in each variant where TF's
-converter writes it, and ``cmp`` in float32.
+Every operator of the list must be compared or refused in each variant where a file holds it, and
+compared in float32 (DEQUANTIZE in float16, QUANTIZE and DEQUANTIZE in full-integer).
 """
 
 from __future__ import annotations
@@ -255,5 +257,6 @@ def test_matrix(folder):
     unconverted = [op for op in ISSUE_OPS if cells[op]["float32"] != "slow" and "f" not in
                    cells[op]["float32"].split(" ")[0].split("+") and op not in ("DEQUANTIZE", "QUANTIZE")]
     assert not unconverted, f"never compared in a float32 model: {unconverted}"
-    for op, where in (("DEQUANTIZE", "float16"), ("QUANTIZE", "full-integer"), ("DENSIFY", "float32")):
+    for op, where in (("DEQUANTIZE", "float16"), ("QUANTIZE", "full-integer"), ("DEQUANTIZE", "full-integer"),
+                      ("DENSIFY", "float32"), ("DENSIFY", "full-integer")):
         assert not cells[op][where].startswith(("refused", "known", "-", "GAP")), (op, where, cells[op][where])
