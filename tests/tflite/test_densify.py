@@ -207,3 +207,23 @@ def test_forged_file_refused(tmp_path):
 
     path = _rewritten(FIXTURES / "sparse.tflite", tmp_path / "forged.tflite", forge)
     refuses_without_output(tmp_path, path, "sparse tensor", "an index outside", "the file is corrupt")
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("name", ["sparse", "sparse_int8"])
+def test_verify_names_the_weighted_operators(tmp_path, name):
+    """``tf2torch verify`` follows a DENSIFY to the operator that reads the dense weights (the conv's row is
+    CONV_2D, not the DENSIFY), as it follows a float16 DEQUANTIZE; exit 0."""
+    import json
+
+    from tests.test_hostile import run_cli
+    from tf2torch.cli import EXIT_OK
+
+    out, report = tmp_path / "out", tmp_path / "verify.json"
+    assert run_cli("convert", FIXTURES / f"{name}.tflite", "-o", out).exit_code == EXIT_OK
+    result = run_cli("verify", FIXTURES / f"{name}.tflite", out, "--report", report)
+    print(result.output)
+    assert result.exit_code == EXIT_OK, result.output + result.stderr
+    layers = [r for r in json.loads(report.read_text())["rows"] if r["kind"] == "layer"]
+    assert sorted(r["name"].split()[0] for r in layers) == ["CONV_2D", "FULLY_CONNECTED"], layers
+    assert all(r["status"] == "ok" for r in layers), layers
