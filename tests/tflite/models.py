@@ -244,7 +244,8 @@ TF_KERAS |= models_cov.TF_KERAS
 def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quantize: str = "") -> Path:
     """The model ``name`` with random seeded weights, through TF's TFLite converter; ``quantize``:
     "dynamic_range" (int8 weights), "full_integer" (int8 everywhere, from a representative dataset),
-    "full_integer_float_io" (the same with float input and output: QUANTIZE / DEQUANTIZE at the ends) or
+    "full_integer_float_io" (the same with float input and output: QUANTIZE / DEQUANTIZE at the ends),
+    "full_integer_uint8" (uint8 input and output) or
     "int16x8" (int16 activations, int8 weights)."""
     tf, keras = require_tf(), require_keras()
     if name in TF_KERAS:
@@ -262,15 +263,17 @@ def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quan
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
     if name in models_cov.SPARSE:  # pruned weights stored sparse (DENSIFY), in every variant
         converter.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY, *converter.optimizations]
-    if quantize in ("full_integer", "full_integer_float_io", "int16x8"):
+    if quantize in ("full_integer", "full_integer_float_io", "full_integer_uint8", "int16x8"):
         shape = tuple(d or 3 for d in model.inputs[0].shape[1:])  # an open size: 3 (squeeze_dynamic's length)
         rng = np.random.default_rng(seed)
         converter.representative_dataset = lambda: ([rng.normal(size=(1, *shape)).astype(np.float32)]
                                                     for _ in range(4))
-    if quantize in ("full_integer", "full_integer_float_io"):  # float_io: QUANTIZE / DEQUANTIZE at the ends
+    if quantize in ("full_integer", "full_integer_float_io", "full_integer_uint8"):  # float_io: QUANTIZE / DEQUANTIZE at the ends
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     if quantize == "full_integer":
         converter.inference_input_type = converter.inference_output_type = tf.int8
+    if quantize == "full_integer_uint8":  # uint8 input and output (QUANTIZE uint8 <-> int8 at the ends)
+        converter.inference_input_type = converter.inference_output_type = tf.uint8
     if quantize == "int16x8":  # 16x8: int16 activations, int8 weights (float input and output)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
     path = folder / f"{name}{'_fp16' if fp16 else ''}{'_' + quantize if quantize else ''}.tflite"
