@@ -1,4 +1,5 @@
-"""GB/s of the layout copies the writers spend their time in: naive vs blocked vs torch vs memcpy.
+"""GB/s of the layout copies the writers spend their time in: naive vs numpy-blocked vs blocked (with
+OpenBLAS where it can) vs torch vs memcpy.
 
     python benchmarks/transpose_bench.py            # the two Dense shapes of the brief
     python benchmarks/transpose_bench.py --all      # plus bfloat16 and conv kernels
@@ -17,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tf2torch import blas
 from tf2torch.strided import permute
 
 CASES = [  # (label, shape, axes, numpy dtype)
@@ -35,7 +37,8 @@ def candidates(array: np.ndarray, axes: tuple[int, ...]) -> dict[str, Callable[[
     runs: dict[str, Callable[[], object]] = {
         "memcpy": lambda: array.copy(),
         "naive": lambda: np.ascontiguousarray(array.transpose(axes)),
-        "blocked": lambda: permute(array, axes),
+        "blocked": lambda: permute(array, axes),  # what tf2torch runs: OpenBLAS where it can (tf2torch/blas.py)
+        "numpy": lambda: _numpy_only(permute, array, axes),  # the blocked numpy copy alone
     }
     try:
         import torch
@@ -44,6 +47,11 @@ def candidates(array: np.ndarray, axes: tuple[int, ...]) -> dict[str, Callable[[
     tensor = torch.from_numpy(array)
     runs["torch"] = lambda: tensor.permute(axes).contiguous()  # .t().contiguous() for the 2-D cases
     return runs
+
+
+def _numpy_only(fn: Callable[..., object], *args: object) -> object:
+    with blas.numpy_only():
+        return fn(*args)
 
 
 def measure(array: np.ndarray, axes: tuple[int, ...], repeat: int) -> dict[str, float]:
@@ -70,11 +78,12 @@ def main() -> None:
         threads = "torch not installed"
     print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, {threads}; GB/s, best of {args.repeat}")
     rng = np.random.default_rng(0)
-    print(f"{'case':24} {'naive':>7} {'blocked':>8} {'torch':>7} {'memcpy':>7}  blocked/naive")
+    print(f"OpenBLAS transposes: {'found' if blas.available() else 'not found (blocked = numpy)'}")
+    print(f"{'case':24} {'naive':>7} {'numpy':>7} {'blocked':>8} {'torch':>7} {'memcpy':>7}  blocked/naive")
     for label, shape, axes, dtype in CASES + (MORE if args.all else []):
         array = rng.integers(0, 2048, size=shape).astype(dtype)
         gbs = measure(array, axes, args.repeat)
-        print(f"{label:24} {gbs['naive']:7.2f} {gbs['blocked']:8.2f} {gbs.get('torch', float('nan')):7.2f} "
+        print(f"{label:24} {gbs['naive']:7.2f} {gbs['numpy']:7.2f} {gbs['blocked']:8.2f} {gbs.get('torch', float('nan')):7.2f} "
               f"{gbs['memcpy']:7.2f}  {gbs['blocked'] / gbs['naive']:.1f}x")
 
 

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tf2torch"
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
     # value objects and the torch-only runtime library (generated files carry it; families' helpers too)
     # (<root>: the package's __init__, loaded before any of its modules; it reaches api only on attribute access)
-    "errors dtypes spec interface plan pages strided keras_names runtime families.runtime <root>",
+    "errors dtypes spec interface plan pages blas strided keras_names runtime families.runtime <root>",
     "families families.builder",  # keras-hub: discovery, and its saved arguments -> a Keras graph config
     "readers",  # sources -> ModelSpec
     "map",  # selection, matching, accounting, the report

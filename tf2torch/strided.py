@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import blas
 from .pages import Pages
 
 # A tile spans TILE_ROWS source rows (16 sequential read streams, within what hardware prefetchers
@@ -45,6 +46,7 @@ TILE_COLS = 4096
 # tile is 256 KiB, within L2). Measured best of 16..256 x 256..4096 on float32 1024 x 4096 / 4096 x 1024.
 STAGE_ROWS = 64
 STAGE_COLS = 1024
+BLAS_ROWS = 256  # source rows per OpenBLAS call: a mapped source's pages are given back between calls
 _SMALL = 1 << 20  # bytes: a source spanning this little stays in cache, where numpy's strided copy is fastest
 _RELEASE_STEP = 8 << 20  # bytes of a mapped source passed between two releases of its pages
 _LONG_RUN = 64  # bytes: when both sides share a contiguous inner run this long, strided copy is fine
@@ -147,8 +149,15 @@ def _release(pages: Pages, upto: int) -> None:
 
 
 def _staged_2d(src: np.ndarray, dst: np.ndarray, pages: Pages | None) -> None:
-    """``dst[...] = src.T`` for 2-D arrays, band by band through a padded staging buffer."""
+    """``dst[...] = src.T`` for 2-D arrays, band by band: OpenBLAS's transpose where ``blas`` has it
+    (float32/64, about twice as fast), else numpy through a padded staging buffer."""
     rows, cols = src.shape
+    if blas.can_transpose(src, dst):  # this dtype, layout and thread
+        for r in range(0, rows, BLAS_ROWS):
+            blas.transpose_2d(src[r:r + BLAS_ROWS], dst[:, r:r + BLAS_ROWS])
+            if pages is not None:
+                _release(pages, min(r + BLAS_ROWS, rows) * src.strides[0])
+        return
     pad = max(1, 64 // src.itemsize)  # one cache line
     stage = np.empty((STAGE_ROWS, STAGE_COLS + pad), src.dtype)
     for r in range(0, rows, STAGE_ROWS):

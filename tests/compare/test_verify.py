@@ -172,6 +172,23 @@ def test_stats(actual, expected, ok, max_abs, max_rel):
     assert s.max_rel == pytest.approx(max_rel, rel=1e-6)
 
 
+def test_integer_rows_compare_steps_with_atol_only():
+    """Integer tensors on both sides (quantized codes) match only within atol: rtol=1e-4 of an int16 code near
+    32767 would pass three steps. A float row keeps atol + rtol * |b|; a float side makes the row float."""
+    from tf2torch.compare.compare import compare_row
+
+    ref = np.array([30000, -5, 7], np.int16)
+    off = ref + np.array([3, 0, 0], np.int16)
+    row = compare_row("CONV_2D c", "layer", "c", "c", off, ref, atol=1e-4, rtol=1e-4)
+    print(row.status, row.max_abs, row.note)
+    assert row.status == "diverged" and row.integer and row.max_abs == 3 and "steps" in row.note
+    assert row.tolerance(1e-4, 1e-4) == pytest.approx(1e-4)
+    assert compare_row("c", "layer", "c", "c", off, ref, atol=3, rtol=0).status == "ok"  # --atol 3: three steps
+    assert compare_row("c", "layer", "c", "c", ref.copy(), ref, atol=1e-4, rtol=1e-4).status == "ok"
+    floats = compare_row("c", "layer", "c", "c", off.astype(np.float32), ref.astype(np.float32), 1e-4, 1e-4)
+    assert floats.status == "ok" and not floats.integer  # 3 <= 1e-4 + 1e-4 * 30000: float semantics unchanged
+
+
 # -- output formats -------------------------------------------------------------------------------
 
 

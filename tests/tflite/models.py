@@ -195,6 +195,35 @@ def v3_ops(keras):
                              hard_sigmoid, L.LeakyReLU(negative_slope=0.3)(c)])
 
 
+def cnn16(keras):
+    """A small Keras CNN for 16x8 quantization, each operator's result an output: CONV_2D (SAME, stride 2, odd
+    sizes, fused RELU6), a batch norm (MUL / ADD of per-channel constants), DEPTHWISE_CONV_2D (multiplier 2),
+    a dilated conv, both pools into a CONCATENATION, ADD / SUB / MUL of tensors, PAD, RELU, MEAN,
+    FULLY_CONNECTED, SOFTMAX."""
+    L = keras.layers
+    inp = keras.Input((13, 11, 3))
+    x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu6")(inp)
+    x = L.BatchNormalization()(L.Activation("relu")(x))
+    x = L.DepthwiseConv2D(3, depth_multiplier=2, padding="same")(x)
+    d = L.Conv2D(16, 3, dilation_rate=2, padding="same")(x)
+    p = L.Concatenate()([L.MaxPooling2D(3, strides=2, padding="same")(d), L.AveragePooling2D(3, strides=2, padding="same")(d)])
+    y = L.Conv2D(16, 1)(p)
+    z = L.Add()([L.Multiply()([y, y]), L.Subtract()([y, L.Conv2D(16, 1)(p)])])
+    z = L.ZeroPadding2D(((1, 0), (2, 1)))(L.Activation("relu")(z))
+    g = L.GlobalAveragePooling2D()(z)
+    return keras.Model(inp, [L.Softmax()(L.Dense(5)(g)), g, z, p, x])
+
+
+def mlp16(keras):
+    """A small MLP for 16x8 quantization: FULLY_CONNECTED with fused RELU / RELU6, ADD, SOFTMAX, each an output."""
+    L = keras.layers
+    inp = keras.Input((20,))
+    h = L.Dense(32, activation="relu")(inp)
+    h2 = L.Dense(32, activation="relu6")(h)
+    o = L.Dense(6)(L.Add()([h, h2]))
+    return keras.Model(inp, [L.Softmax()(o), o, h2])
+
+
 def prelu_pad(keras):
     """PRELU (a PReLU shared over the spatial axes: one slope per channel) and PADV2 (tf.pad with a
     constant value other than 0) between stride-2 SAME convs."""
@@ -235,7 +264,7 @@ def mobilenet_v3_small(keras):
 MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwise": elementwise,
                                "wide_dense": wide_dense, "dense_math": dense_math, "shapes": shapes, "blocks": blocks,
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
-                               "prelu_pad": prelu_pad, "hybrid": hybrid, "int_ops": int_ops, "v3_ops": v3_ops, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
+                               "prelu_pad": prelu_pad, "hybrid": hybrid, "cnn16": cnn16, "mlp16": mlp16, "int_ops": int_ops, "v3_ops": v3_ops, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
 TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's converter fuses only its LSTM
 MODELS.update(models_cov.MODELS)  # the coverage matrix's own models (tests/tflite/models_cov.py)
 TF_KERAS |= models_cov.TF_KERAS
@@ -263,16 +292,17 @@ def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quan
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
     if name in models_cov.SPARSE:  # pruned weights stored sparse (DENSIFY), in every variant
         converter.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY, *converter.optimizations]
-    if quantize in ("full_integer", "full_integer_float_io", "full_integer_uint8", "int16x8"):
+    if quantize in ("full_integer", "full_integer_float_io", "int16x8", "full_integer_uint8"):
         shape = tuple(d or 3 for d in model.inputs[0].shape[1:])  # an open size: 3 (squeeze_dynamic's length)
         rng = np.random.default_rng(seed)
         converter.representative_dataset = lambda: ([rng.normal(size=(1, *shape)).astype(np.float32)]
                                                     for _ in range(4))
-    if quantize in ("full_integer", "full_integer_float_io", "full_integer_uint8"):  # float_io: QUANTIZE / DEQUANTIZE at the ends
+    if quantize in ("full_integer", "full_integer_float_io"):  # float_io: QUANTIZE / DEQUANTIZE at the ends
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     if quantize == "full_integer":
         converter.inference_input_type = converter.inference_output_type = tf.int8
-    if quantize == "full_integer_uint8":  # uint8 input and output (QUANTIZE uint8 <-> int8 at the ends)
+    if quantize == "full_integer_uint8":  # uint8 input and output: QUANTIZE uint8 <-> int8 at the ends
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         converter.inference_input_type = converter.inference_output_type = tf.uint8
     if quantize == "int16x8":  # 16x8: int16 activations, int8 weights (float input and output)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]

@@ -137,6 +137,30 @@ def test_float_input_and_output(folder):
         np.testing.assert_array_equal(got, ref)
 
 
+def test_float_io_model_with_intermediate_outputs_verifies(folder, tmp_path):
+    """Float input and output, convs whose results are model outputs too (``cnn16``): each such int8 layer is
+    named after the output tensor, ``StatefulPartitionedCall_1:41``, whose colon made binding its weights by
+    Keras name fail; and verify leaves the first CONV_2D's fused RELU6 to the module (int8 codes inside a
+    float-input model). Every operator row and output equal to the interpreter's (max abs 0)."""
+    import json
+
+    from tests.test_hostile import run_cli
+    from tf2torch.cli import EXIT_OK
+
+    path = make_tflite(folder, "cnn16", quantize="full_integer_float_io", seed=4)
+    out, report = tmp_path / "out", tmp_path / "verify.json"
+    converted = run_cli("convert", path, "-o", out)
+    assert converted.exit_code == EXIT_OK, converted.stderr
+    result = run_cli("verify", path, out, "--report", report)
+    print(result.output)
+    assert result.exit_code == EXIT_OK, result.output + result.stderr
+    rows = [r for r in json.loads(report.read_text())["rows"] if r["status"] != "skipped"]
+    layers = [r for r in rows if r["kind"] == "layer"]
+    assert any(":4" in r["tf"] for r in layers), [r["tf"] for r in layers]  # the layer named after an output
+    assert all(r["integer"] for r in layers) and not any(r["integer"] for r in rows if r["kind"] == "output")
+    assert len(rows) == 13 and all(r["max_abs"] == 0 for r in rows), rows  # 8 operators, 5 float outputs
+
+
 def test_requantization_rounding_is_the_builtin_kernels(folder):
     """Which rounding the builtin kernels' requantization takes, measured: each conv / depthwise / FC module
     of the converted model is run on the interpreter's own int8 input to its operator (every tensor kept)

@@ -76,20 +76,16 @@ def test_fp16_weights_become_float32(tflite_dir):
             np.testing.assert_array_equal(plan.produce(), halves[mapped[plan.key]].read().astype(np.float32))
 
 
-@pytest.mark.parametrize("mode", ["full_integer", "int16x8"])
-def test_integer_operators_not_emulated_refused(tflite_dir, tmp_path, mode):
+def test_integer_operators_not_emulated_refused(tflite_dir, tmp_path):
     """TF's own integer models with operators whose integer kernels are not emulated (ABS, MAXIMUM, RSQRT,
-    SQUARED_DIFFERENCE... on int8), or int16 activations (16x8): exit 1, one line naming every operator kind
-    (or the int16 tensors) and the --dequantize route, nothing written (tests/tflite/test_full_integer.py has
-    the rest)."""
+    SQUARED_DIFFERENCE... on int8): exit 1, one line naming every operator kind and the --dequantize route,
+    nothing written (tests/tflite/test_full_integer.py has the rest; test_int16.py the int16 and uint8 refusals)."""
     from tests.test_hostile import refuses_without_output
 
-    path = make_tflite(tflite_dir, "elementwise" if mode == "full_integer" else "wide_dense", quantize=mode)
-    if mode == "full_integer":
-        refuses_without_output(tmp_path, path, "8 operator kind(s) whose integer form is not emulated", "ABS",
-                               "MAXIMUM", "RSQRT", "SQUARED_DIFFERENCE", "--dequantize")
-    else:
-        refuses_without_output(tmp_path, path, "int16 activations", "not emulated", "--dequantize")
+    path = make_tflite(tflite_dir, "elementwise", quantize="full_integer")
+    line = refuses_without_output(tmp_path, path, "operator kind(s) whose integer form is not emulated", "ABS",
+                                  "MAXIMUM", "RSQRT", "SQUARED_DIFFERENCE", "--dequantize")
+    assert "RESIZE_NEAREST_NEIGHBOR" not in line  # emulated (tests/tflite/test_int8_spatial.py)
 
 
 def test_buffers_stored_after_the_flatbuffer(tflite_dir, tmp_path):

@@ -4,6 +4,11 @@ Tolerance as in ``torch.testing.assert_close``: an element matches when ``|a - b
 ``b`` being TensorFlow's value (the reference). Positions where both sides are NaN match; a NaN on
 one side only does not. The maximum relative difference is taken over the elements where ``b != 0``
 (it is undefined elsewhere; the absolute difference covers those elements).
+
+Integer tensors on both sides (a quantized TFLite model's int8 / int16 / uint8 codes, indices) are
+compared in their own units, steps, and only with ``atol``: a relative tolerance of an integer code,
+offset by its zero point, means nothing, and ``rtol=1e-4`` of an int16 code near 32767 would pass three
+steps of difference. At the default ``atol`` that means the same integers.
 """
 
 from __future__ import annotations
@@ -65,10 +70,20 @@ def compare_row(name: str, kind: str, tf_name: str, torch_name: str, actual: np.
         return Row(name, kind, tf_name, torch_name, tuple(expected.shape), None, None, None, "shape",
                    f"PyTorch {tuple(actual.shape)} vs TensorFlow {tuple(expected.shape)} (TF layout)"
                    + (f"; {note}" if note else ""))
-    s = stats(actual, expected, atol, rtol)
-    extra = f"{s.bad} of {expected.size} elements beyond atol + rtol * |TF|" if not s.ok else ""
+    integer = is_integer(actual) and is_integer(expected)
+    s = stats(actual, expected, atol, 0.0 if integer else rtol)
+    if integer:
+        note = "; ".join(x for x in (note, f"{np.dtype(expected.dtype).name} values compared in steps, "
+                                          "atol only") if x)
+    extra = (f"{s.bad} of {expected.size} elements beyond " + ("atol" if integer else "atol + rtol * |TF|")
+             if not s.ok else "")
     return Row(name, kind, tf_name, torch_name, tuple(expected.shape), s.max_abs, s.max_rel, s.ref_max,
-               "ok" if s.ok else "diverged", "; ".join(x for x in (note, extra) if x))
+               "ok" if s.ok else "diverged", "; ".join(x for x in (note, extra) if x), integer=integer)
+
+
+def is_integer(array: np.ndarray) -> bool:
+    """An integer (or boolean) array: compared in steps, without rtol."""
+    return np.asarray(array).dtype.kind in "iub"
 
 
 def skipped_row(name: str, tf_name: str, torch_name: str, reason: str) -> Row:

@@ -27,15 +27,16 @@ class Row:
     ref_max: float | None  # max |TF value|: the tolerance is atol + rtol * |b| elementwise
     status: str  # one of STATUSES
     note: str = ""
+    integer: bool = False  # integers on both sides (quantized codes): compared in steps, atol only
 
     def tolerance(self, atol: float, rtol: float) -> float | None:
         """The largest difference any element of this tensor may have (at its largest reference value)."""
-        return None if self.ref_max is None else atol + rtol * self.ref_max
+        return None if self.ref_max is None else atol + (0.0 if self.integer else rtol) * self.ref_max
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "tf": self.tf, "torch": self.torch, "shape": list(self.shape),
                 "max_abs": _num(self.max_abs), "max_rel": _num(self.max_rel), "ref_max": _num(self.ref_max),
-                "status": self.status, "note": self.note}
+                "status": self.status, "note": self.note, "integer": self.integer}
 
 
 @dataclass

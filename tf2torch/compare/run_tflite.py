@@ -73,7 +73,6 @@ class LiteReference:
                                        f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
         # --dequantize of a full-integer model: real values on the PyTorch side (the report says so)
         self.real = any(note.startswith("--dequantize") for note in outdir.notes)
-        self.integer = not self.real and any(_quantized(self.graph.tensors[i]) for i in self.graph.inputs)
         self.probes, self.tensor_of = self._probes()
         self.notes = ["reference: the LiteRT interpreter's builtin kernels without delegates"]
 
@@ -124,8 +123,10 @@ class LiteReference:
                                               "before its crop"), -1))
             else:
                 # (an LSTM's fused_activation_function is its cell activation, inside the module)
-                # (an int8 module clamps to its fused activation's range itself)
-                own = op.op in _OWN_ACTIVATION or self.integer
+                # (an integer module clamps to its fused activation's range itself, and its output is integer
+                # codes: Keras's relu6 on int16 codes clipped them to 0..6. Decided per operator: a float-input
+                # model (16x8, or int8 with QUANTIZE / DEQUANTIZE ends) is integer inside)
+                own = op.op in _OWN_ACTIVATION or (not self.real and _quantized(graph.tensors[op.outputs[0]]))
                 fused = "NONE" if own else str(op.options.get("fused_activation_function", "NONE"))
                 activation = _FUSED.get(fused)
                 found.append((op.index, Probe(name, _out_name(graph, op), module, "cf", activation=activation or ""),

@@ -15,6 +15,8 @@ from . import (  # noqa: F401  (registration)
     einsum,
     image,
     lite_int,
+    lite_int16,
+    lite_int_spatial,
     lite_lstm,
     lite_mediapipe,
     lite_quant,

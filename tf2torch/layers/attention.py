@@ -9,7 +9,7 @@ from ..codegen import nodes as n
 from ..map import layouts
 from ..spec import TensorRef, Variable
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import cfg_bool, cfg_int, param
+from .common import cfg_bool, cfg_int, param, weight_path
 from .registry import converter
 
 _ROLES = ("query", "value", "key")  # call(query, value, key=None, ...): the positional order
@@ -75,7 +75,7 @@ def _bind(ctx: Ctx, use_bias: bool) -> dict[tuple[str, str], Variable]:
     """The weights by (our Linear, "kernel" | "bias"), from sublayer names, never from saved order."""
     found: dict[tuple[str, str], Variable] = {}
     for var in ctx.layer.weights:
-        path = (var.tf_name or var.name).split(":")[0].split("/")
+        path = weight_path(var)
         if len(path) >= 3 and path[-2] == "vars" and path[-1].isdigit():  # .keras: vars/0 kernel, vars/1 bias
             sub, leaf = path[-3], {"0": "kernel", "1": "bias"}.get(path[-1], path[-1])
         else:

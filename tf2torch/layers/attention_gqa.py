@@ -9,7 +9,7 @@ from ..map import layouts
 from ..spec import Variable
 from .attention import _roles
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import cfg_bool, cfg_int
+from .common import cfg_bool, cfg_int, weight_path
 from .registry import converter
 
 _SUBLAYERS = {"query": "query", "key": "key", "value": "value", "attention_output": "attention_output",
@@ -20,7 +20,7 @@ _SUBLAYERS = {"query": "query", "key": "key", "value": "value", "attention_outpu
 def _bind(ctx: Ctx, names: list[str], use_bias: bool) -> dict[str, Variable]:
     found: dict[str, Variable] = {}
     for var in ctx.layer.weights:
-        path = (var.tf_name or var.name).split(":")[0].split("/")
+        path = weight_path(var)
         if len(path) >= 3 and path[-2] == "vars" and path[-1].isdigit():  # .keras: vars/0 kernel, vars/1 bias
             sub, leaf = path[-3], {"0": "kernel", "1": "bias"}.get(path[-1], "")
         else:

@@ -13,7 +13,7 @@ from ..codegen import nodes as n
 from ..spec import LayerSpec, Variable
 from . import masks, rnn_cell
 from .base import Converted, Ctx, Op, TensorInfo
-from .common import _name_of, cfg_str
+from .common import _name_of, cfg_str, weight_path
 from .registry import converter
 from .rnn import (
     _MERGE_MODES,
@@ -62,7 +62,7 @@ def _direction_names(forward: Mapping[str, Any], backward: Mapping[str, Any] | N
 def _split(ctx: Ctx, fw: set[str], bw: set[str]) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
     halves: tuple[list[Variable], list[Variable]] = ([], [])
     for var in ctx.layer.weights:
-        segments = (var.tf_name or var.name).split(":")[0].split("/")[:-1]
+        segments = weight_path(var)[:-1]
         side = next((0 if s in fw else 1 for s in reversed(segments) if s in fw or s in bw), None)
         if side is None:
             raise ctx.unsupported(f"weight {var.name!r} belongs to neither direction (expected a path through "

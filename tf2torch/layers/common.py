@@ -56,9 +56,23 @@ def channels_last(ctx: Ctx) -> None:
         raise ctx.unsupported(f"data_format {fmt!r} is not supported", "save the model with channels_last")
 
 
+def weight_path(var: Variable) -> list[str]:
+    """A weight's name as its path segments: ``conv1/kernel:0`` -> ``["conv1", "kernel"]``.
+
+    Only TF's output suffix (``:0``, at the very end) is dropped: a layer named after a TFLite model output
+    keeps its colon (``StatefulPartitionedCall_1:4_int16/kernel``), and cutting at the first ``:`` left
+    ``StatefulPartitionedCall_1`` as the leaf, so binding by Keras name failed.
+    """
+    name = var.tf_name or var.name
+    head, colon, tail = name.rpartition(":")
+    if colon and tail.isdigit() and "/" not in tail:
+        name = head
+    return name.split("/")
+
+
 def _leaf(var: Variable) -> str:
     """``conv1/kernel:0`` -> ``kernel``; Keras 3 object paths name some weights ``_kernel``."""
-    return (var.tf_name or var.name).split(":")[0].rsplit("/", 1)[-1].lstrip("_")
+    return weight_path(var)[-1].lstrip("_")
 
 
 def bind(ctx: Ctx, names: list[str]) -> dict[str, Variable]:

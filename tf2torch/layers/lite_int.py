@@ -22,27 +22,30 @@ from .registry import converter
 INT = "tf2torch>LiteInt"
 
 
-def _ints(ctx: Ctx, key: str) -> list[int]:
+def config_ints(ctx: Ctx, key: str) -> list[int]:
+    """Config ``key``: a list of ints (no bools), as tflite/ops_int*.py wrote it; else refused."""
     value = ctx.config.get(key)
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         raise ctx.unsupported(f"config {key}={str(value)[:60]}")
     return value
 
 
-def _int(ctx: Ctx, key: str) -> int:
+def config_int(ctx: Ctx, key: str) -> int:
+    """Config ``key``: an int (no bool, no default: every integer layer's parameter is written); else refused."""
     value = ctx.config.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         raise ctx.unsupported(f"config {key}={value!r}")
     return value
 
 
-def _const(name: str, values: list[int]) -> Param:
+def int32_param(name: str, values: list[int]) -> Param:
+    """A constant int32 buffer computed at conversion (multipliers, shifts) under ``name``."""
     return Param("", name, layouts.IDENTITY, const=np.asarray(values, dtype=np.int32))
 
 
-def _pads(ctx: Ctx) -> tuple[tuple[int, int, int, int], tuple[int | None, int | None]]:
+def window_pads(ctx: Ctx) -> tuple[tuple[int, int, int, int], tuple[int | None, int | None]]:
     """TF's padding of the layer's window as (left, right, top, bottom), and the output's spatial size."""
-    kernel, strides = _ints(ctx, "kernel_size"), _ints(ctx, "strides")
+    kernel, strides = config_ints(ctx, "kernel_size"), config_ints(ctx, "strides")
     dilation = ctx.config.get("dilation_rate") or [1, 1]
     sizes = ctx.x.shape[:2]
     if any(s is None for s in sizes):
@@ -60,11 +63,14 @@ def _pads(ctx: Ctx) -> tuple[tuple[int, int, int, int], tuple[int | None, int | 
     return (left, right, top, bottom), out  # type: ignore[return-value]
 
 
-def _range(ctx: Ctx) -> tuple[tuple[str, Any], ...]:
-    return (("output_min", _int(ctx, "output_min")), ("output_max", _int(ctx, "output_max")))
+def range_kwargs(ctx: Ctx) -> tuple[tuple[str, Any], ...]:
+    """The output clamp (``output_min``, ``output_max``) as module keyword arguments."""
+    return (("output_min", config_int(ctx, "output_min")), ("output_max", config_int(ctx, "output_max")))
 
 
-def _call(module: Module, out: TensorInfo, params: tuple[Param, ...] = (), helper: str = "") -> Converted:
+def call_module(module: Module, out: TensorInfo, params: tuple[Param, ...] = (), helper: str = "") -> Converted:
+    """One runtime module applied to the layer's input: its output ``out``, its ``params``, its class (or
+    ``helper``) copied into model.py from the runtime library."""
     return Converted((apply_module(module),), (out,), params, helpers=(helper or module.cls,))
 
 
@@ -74,42 +80,42 @@ def conv(ctx: Ctx) -> Converted:
     w = bind(ctx, names)
     channels = ctx.x.shape[-1]
     depthwise = bool(ctx.config.get("depthwise"))
-    out_c = channels * _int(ctx, "depth_multiplier") if depthwise else _int(ctx, "filters")  # type: ignore[operator]
-    pads, out = _pads(ctx)
-    multiplier, shift = _ints(ctx, "multiplier"), _ints(ctx, "shift")
+    out_c = channels * config_int(ctx, "depth_multiplier") if depthwise else config_int(ctx, "filters")  # type: ignore[operator]
+    pads, out = window_pads(ctx)
+    multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
     if len(multiplier) != out_c or len(shift) != out_c:
         raise ctx.unsupported(f"{len(multiplier)} multipliers for {out_c} output channels")
-    module = Module("TFLiteQuantConv2d", (channels, out_c, tuple(_ints(ctx, "kernel_size"))), (
-        ("stride", tuple(_ints(ctx, "strides"))), ("padding", pads),
+    module = Module("TFLiteQuantConv2d", (channels, out_c, tuple(config_ints(ctx, "kernel_size"))), (
+        ("stride", tuple(config_ints(ctx, "strides"))), ("padding", pads),
         ("dilation", tuple(ctx.config.get("dilation_rate") or (1, 1))), ("groups", channels if depthwise else 1),
-        ("input_zero_point", _int(ctx, "input_zero_point")), ("output_zero_point", _int(ctx, "output_zero_point")),
-        *_range(ctx)))
+        ("input_zero_point", config_int(ctx, "input_zero_point")), ("output_zero_point", config_int(ctx, "output_zero_point")),
+        *range_kwargs(ctx)))
     params = [param("", "weight", w["kernel"], "depthwise2d" if depthwise else "conv2d"),
-              _const("multiplier", multiplier), _const("shift", shift)]
-    params.append(param("", "bias", w["bias"]) if "bias" in w else _const("bias", [0] * out_c))
-    return _call(module, TensorInfo((*out, out_c), "cf"), tuple(params))
+              int32_param("multiplier", multiplier), int32_param("shift", shift)]
+    params.append(param("", "bias", w["bias"]) if "bias" in w else int32_param("bias", [0] * out_c))
+    return call_module(module, TensorInfo((*out, out_c), "cf"), tuple(params))
 
 
 @converter(INT + "Dense", wants="keras", accepts_flat=True)
 def dense(ctx: Ctx) -> Converted:
     names = ["kernel", "bias"] if len(ctx.layer.weights) == 2 else ["kernel"]
     w = bind(ctx, names)
-    units = _int(ctx, "units")
+    units = config_int(ctx, "units")
     x = ctx.x
     kernel = layouts.get("dense")
     if x.layout == "cf_flat":  # a channels-first Flatten before it: the kernel's rows reordered, as for Dense
         *spatial, channels = x.flat_from
         kernel = layouts.dense_after_flatten(tuple(spatial), channels)
-    multiplier, shift = _ints(ctx, "multiplier"), _ints(ctx, "shift")
+    multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
     if len(multiplier) not in (1, units):
         raise ctx.unsupported(f"{len(multiplier)} multipliers for {units} outputs")
     module = Module("TFLiteQuantLinear", (x.shape[-1], units), (
         *((("channels", 1),) if len(multiplier) == 1 else ()),
-        ("input_zero_point", _int(ctx, "input_zero_point")), ("output_zero_point", _int(ctx, "output_zero_point")),
-        *_range(ctx)))
-    params = [param("", "weight", w["kernel"], kernel), _const("multiplier", multiplier), _const("shift", shift)]
-    params.append(param("", "bias", w["bias"]) if "bias" in w else _const("bias", [0] * units))
-    return _call(module, TensorInfo((*x.shape[:-1], units), "keras"), tuple(params))
+        ("input_zero_point", config_int(ctx, "input_zero_point")), ("output_zero_point", config_int(ctx, "output_zero_point")),
+        *range_kwargs(ctx)))
+    params = [param("", "weight", w["kernel"], kernel), int32_param("multiplier", multiplier), int32_param("shift", shift)]
+    params.append(param("", "bias", w["bias"]) if "bias" in w else int32_param("bias", [0] * units))
+    return call_module(module, TensorInfo((*x.shape[:-1], units), "keras"), tuple(params))
 
 
 def _broadcast(ctx: Ctx) -> TensorInfo:
@@ -125,20 +131,20 @@ def binary(ctx: Ctx) -> Converted:
     constant = bind(ctx, ["constant"])["constant"] if ctx.layer.weights else None
     scalar = ctx.config.get("scalar")
     out = _broadcast(ctx) if constant is None and scalar is None else ctx.x
-    zero_points = tuple(_ints(ctx, "zero_points"))
-    common = (("output_zero_point", _int(ctx, "output_zero_point")), *_range(ctx))
+    zero_points = tuple(config_ints(ctx, "zero_points"))
+    common = (("output_zero_point", config_int(ctx, "output_zero_point")), *range_kwargs(ctx))
     if ctx.layer.class_name.endswith("Mul"):
-        module = Module("TFLiteQuantMul", (zero_points, _int(ctx, "multiplier"), _int(ctx, "shift")), common)
+        module = Module("TFLiteQuantMul", (zero_points, config_int(ctx, "multiplier"), config_int(ctx, "shift")), common)
     else:
         params = ctx.config.get("params")
         if not isinstance(params, list) or len(params) != 3:
             raise ctx.unsupported(f"config params={params!r}")
-        sign = _int(ctx, "sign")
+        sign = config_int(ctx, "sign")
         module = Module("TFLiteQuantAdd", (zero_points, tuple(tuple(p) for p in params)),
                         common + ((("sign", -1),) if sign == -1 else ()))
     if scalar is not None:  # x op c, c one int8 number: a (1,) buffer broadcasts over any layout
         module = Module(module.cls, module.args, module.kwargs + (("constant_shape", (1,)),))
-        const = Param("", "constant", layouts.IDENTITY, const=np.asarray([_int(ctx, "scalar")], dtype=np.int8))
+        const = Param("", "constant", layouts.IDENTITY, const=np.asarray([config_int(ctx, "scalar")], dtype=np.int8))
         return Converted((apply_module(module),), (out,), (const,), helpers=(module.cls,))
     if constant is not None:  # x op c, c one int8 value per channel: (C,) for (N, C), (C, 1, 1) for (N, C, H, W)
         cf = ctx.x.layout == "cf" and len(ctx.x.shape) > 1
@@ -155,31 +161,31 @@ def binary(ctx: Ctx) -> Converted:
 
 @converter(INT + "Mean", wants="keras")
 def mean(ctx: Ctx) -> Converted:
-    axes, keep = _ints(ctx, "axes"), bool(ctx.config.get("keepdims"))
+    axes, keep = config_ints(ctx, "axes"), bool(ctx.config.get("keepdims"))
     rank = len(ctx.x.shape) + 1
     if any(not 0 < a < rank for a in axes):
         raise ctx.unsupported(f"axes {axes}")
     shape = tuple(1 if i + 1 in axes else s for i, s in enumerate(ctx.x.shape) if keep or i + 1 not in axes)
-    bias = (("bias", _int(ctx, "bias")),) if "bias" in ctx.config else ()
-    module = Module("TFLiteQuantMean", (tuple(axes), _int(ctx, "input_zero_point"), _int(ctx, "multiplier"),
-                                        _int(ctx, "shift"), _int(ctx, "output_zero_point")),
+    bias = (("bias", config_int(ctx, "bias")),) if "bias" in ctx.config else ()
+    module = Module("TFLiteQuantMean", (tuple(axes), config_int(ctx, "input_zero_point"), config_int(ctx, "multiplier"),
+                                        config_int(ctx, "shift"), config_int(ctx, "output_zero_point")),
                     ((("keepdim", True),) if keep else ()) + bias)
-    return _call(module, TensorInfo(shape, "keras"))
+    return call_module(module, TensorInfo(shape, "keras"))
 
 
 @converter(INT + "Pool2D", wants="cf")
 def pool(ctx: Ctx) -> Converted:
-    pads, out = _pads(ctx)
+    pads, out = window_pads(ctx)
     cls = "TFLiteQuantMaxPool2d" if ctx.config.get("max") else "TFLiteQuantAvgPool2d"
-    module = Module(cls, (tuple(_ints(ctx, "kernel_size")), tuple(_ints(ctx, "strides"))),
-                    (("padding", pads), *_range(ctx)))
-    return _call(module, TensorInfo((*out, ctx.x.shape[-1]), "cf"))
+    module = Module(cls, (tuple(config_ints(ctx, "kernel_size")), tuple(config_ints(ctx, "strides"))),
+                    (("padding", pads), *range_kwargs(ctx)))
+    return call_module(module, TensorInfo((*out, ctx.x.shape[-1]), "cf"))
 
 
 @converter(INT + "Pad", wants="cf")
 def pad(ctx: Ctx) -> Converted:
     (top, bottom), (left, right), (front, back) = ctx.config.get("paddings") or ((0, 0),) * 3
-    value = _int(ctx, "value")
+    value = config_int(ctx, "value")
     shape = tuple(None if s is None else s + a + b for s, (a, b) in
                   zip(ctx.x.shape, ((top, bottom), (left, right), (front, back))))
     # an int8 tensor padded with its zero point (the real 0): torch pads (N, C, H, W) last axis first
@@ -189,27 +195,36 @@ def pad(ctx: Ctx) -> Converted:
 
 @converter(INT + "Quantize", wants="any")
 def quantize(ctx: Ctx) -> Converted:
-    scale, zero = ctx.config.get("scale"), _int(ctx, "zero_point")
+    scale, zero = ctx.config.get("scale"), config_int(ctx, "zero_point")
     if not isinstance(scale, float) or scale <= 0:
         raise ctx.unsupported(f"scale {scale!r}")
-    cls = "TFLiteDequantize" if ctx.config.get("dequantize") else "TFLiteQuantize"
-    return _call(Module(cls, (scale, zero)), ctx.x)
+    if ctx.config.get("dequantize"):
+        return call_module(Module("TFLiteDequantize", (scale, zero)), ctx.x)
+    return call_module(Module("TFLiteQuantize", (scale, zero), tflite_order(ctx.x)), ctx.x)
+
+
+def tflite_order(x: TensorInfo) -> tuple[tuple[str, Any], ...]:
+    """How a tensor's element order differs from TFLite's (channels last), for kernels whose rounding depends on
+    the position (QUANTIZE's vector loop and scalar tail: runtime/lite_quantize.py)."""
+    if x.layout == "cf_flat":
+        return (("flat_from", tuple(x.flat_from)),)
+    return (("channels_first", True),) if x.layout == "cf" and len(x.shape) >= 3 else ()
 
 
 @converter(INT + "LUT", wants="any")
 def table(ctx: Ctx) -> Converted:
-    values = _ints(ctx, "table")
+    values = config_ints(ctx, "table")
     if len(values) != 256:
         raise ctx.unsupported(f"a table of {len(values)} entries")
-    return _call(Module("TFLiteQuantLUT"), ctx.x, (Param("", "table", layouts.IDENTITY,
+    return call_module(Module("TFLiteQuantLUT"), ctx.x, (Param("", "table", layouts.IDENTITY,
                                                           const=np.asarray(values, dtype=np.int8)),))
 
 
 @converter(INT + "Rescale", wants="any")
 def rescale(ctx: Ctx) -> Converted:
-    module = Module("TFLiteQuantRescale", (_int(ctx, "input_zero_point"), _int(ctx, "multiplier"), _int(ctx, "shift"),
-                                           _int(ctx, "output_zero_point")), _range(ctx))
-    return _call(module, ctx.x)
+    module = Module("TFLiteQuantRescale", (config_int(ctx, "input_zero_point"), config_int(ctx, "multiplier"), config_int(ctx, "shift"),
+                                           config_int(ctx, "output_zero_point")), range_kwargs(ctx))
+    return call_module(module, ctx.x)
 
 
 @converter(INT + "Softmax", wants="any")
@@ -218,15 +233,15 @@ def softmax(ctx: Ctx) -> Converted:
     if not isinstance(values, list) or len(values) != 256 or not isinstance(scale, float):
         raise ctx.unsupported("a softmax table of other than 256 entries")
     dim = 1 if ctx.x.layout == "cf" and len(ctx.x.shape) > 1 else -1  # TF's last axis (channels)
-    module = Module("TFLiteQuantSoftmax", (scale, _int(ctx, "output_zero_point")), (("dim", dim),) if dim != -1 else ())
-    return _call(module, ctx.x, (Param("", "table", layouts.IDENTITY, const=np.asarray(values, dtype=np.float32)),))
+    module = Module("TFLiteQuantSoftmax", (scale, config_int(ctx, "output_zero_point")), (("dim", dim),) if dim != -1 else ())
+    return call_module(module, ctx.x, (Param("", "table", layouts.IDENTITY, const=np.asarray(values, dtype=np.float32)),))
 
 
 @converter(INT + "HardSwish", wants="any")
 def hard_swish(ctx: Ctx) -> Converted:
     names = ("input_zero_point", "output_zero_point", "output_multiplier", "output_exponent", "reluish_multiplier",
              "reluish_exponent")
-    return _call(Module("TFLiteQuantHardSwish", tuple(_int(ctx, k) for k in names)), ctx.x)
+    return call_module(Module("TFLiteQuantHardSwish", tuple(config_int(ctx, k) for k in names)), ctx.x)
 
 
 @converter(INT + "LeakyRelu", wants="any")
@@ -234,6 +249,6 @@ def leaky_relu(ctx: Ctx) -> Converted:
     params = ctx.config.get("params")
     if not isinstance(params, list) or len(params) != 2:
         raise ctx.unsupported(f"config params={params!r}")
-    module = Module("TFLiteQuantLeakyRelu", (_int(ctx, "input_zero_point"), tuple(tuple(p) for p in params),
-                                             _int(ctx, "output_zero_point")))
-    return _call(module, ctx.x)
+    module = Module("TFLiteQuantLeakyRelu", (config_int(ctx, "input_zero_point"), tuple(tuple(p) for p in params),
+                                             config_int(ctx, "output_zero_point")))
+    return call_module(module, ctx.x)

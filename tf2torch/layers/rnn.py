@@ -18,7 +18,7 @@ from ..map import layouts
 from ..spec import TensorRef, Variable
 from . import masks
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import _name_of, bind, cfg_bool, cfg_int, param
+from .common import _name_of, bind, cfg_bool, cfg_int, param, weight_path
 from .registry import converter
 
 _TORCH_CLASS = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "SimpleRNN": "nn.RNN"}
@@ -87,7 +87,7 @@ def _rnn(ctx: Ctx) -> _Rnn:
 def _check_reset_after(ctx: Ctx, use_bias: bool) -> None:
     """torch's GRU is Keras's reset_after=True (the reset gate multiplies ``h·U + b_hh``)."""
     saved = ctx.config.get("reset_after")
-    bias = [w for w in ctx.layer.weights if (w.tf_name or w.name).split(":")[0].endswith("bias")]
+    bias = [w for w in ctx.layer.weights if weight_path(w)[-1].endswith("bias")]
     if saved is None and use_bias and bias:
         # Keras <= 2.2 wrote no reset_after and defaulted to False; its bias is then (3u,), not (2, 3u).
         saved = len(bias[0].shape) == 2

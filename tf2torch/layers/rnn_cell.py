@@ -19,7 +19,7 @@ from ..readers.keras_config import qualified_class_name
 from ..spec import LayerSpec, Variable
 from . import masks
 from .base import Converted, Ctx, Op, Param, TensorInfo
-from .common import cfg_bool
+from .common import cfg_bool, weight_path
 from .registry import converter
 from .rnn import _check_input, _module, _params, _result, _Rnn, _rnn, _states
 
@@ -63,7 +63,7 @@ def _cells(ctx: Ctx, layer: Mapping[str, Any] | None = None) -> tuple[list[tuple
 
 def _owner(var: Variable, keras_segments: dict[str, int], names: dict[str, int | None], count: int) -> int | None:
     """Which stacked cell a weight belongs to, from its path (None: no cell says it is its own)."""
-    path = (var.tf_name or var.name).split(":")[0].split("/")
+    path = weight_path(var)
     if len(path) >= 4 and path[-4] == "cells" and path[-2] == "vars":  # .keras: cells/<class>_<k>/vars/<n>
         return keras_segments.get(path[-3])
     if len(path) >= 3 and path[-3] == "cells" and path[-2].isdigit():  # TF2 checkpoint: cells/<i>/<leaf>

@@ -11,6 +11,7 @@ from ..codegen import visit
 from ..spec import LayerSpec, Variable
 from . import layouts_rt
 from .base import Converted, Ctx, Op, Registration, TensorInfo
+from .common import weight_path
 from .registry import converter, lookup
 
 
@@ -71,5 +72,5 @@ def spectral_normalization(ctx: Ctx) -> Converted:
 def _of_wrapped(var: Variable, name: str | None) -> bool:
     """A weight of the wrapped layer: ``.keras`` files save it under ``…/layer/vars/N`` (the wrapper's own
     ``…/vars/N`` are vector_u and the kernel again), ``.h5`` files under the wrapped layer's name."""
-    segments = (var.tf_name or var.name).split(":")[0].split("/")
+    segments = weight_path(var)
     return segments[-1] != "vector_u" and ("layer" in segments[:-1] or (name is not None and name in segments[:-1]))

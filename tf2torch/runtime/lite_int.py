@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .lite_quantize import lite_affine_quantize
+
 
 def lite_high_mul(x, multiplier):
     """``SaturatingRoundingDoublingHighMul(x, multiplier)`` on int64 tensors holding int32 values:
@@ -200,16 +202,17 @@ class TFLiteQuantMaxPool2d(nn.Module):
 
 
 class TFLiteQuantize(nn.Module):
-    """QUANTIZE float -> int8: round(x / scale) (halves away from zero, in double) + zero point, clamped."""
+    """QUANTIZE float -> int8 (``lite_affine_quantize``: x times the float32 reciprocal of the scale rounded half
+    to even, the last size mod 8 values in TFLite's order x / scale in double, halves away from zero), plus the
+    zero point, clamped. ``channels_first`` / ``flat_from``: how this tensor's order differs from TFLite's."""
 
-    def __init__(self, scale, zero_point):
+    def __init__(self, scale, zero_point, channels_first=False, flat_from=None):
         super().__init__()
-        self.scale, self.zero_point = scale, zero_point
+        self.scale, self.zero_point, self.channels_first, self.flat_from = scale, zero_point, channels_first, flat_from
 
     def forward(self, x):
-        v = x.double() / self.scale
-        q = torch.sign(v) * torch.floor(v.abs() + 0.5)
-        return lite_clamp_int8(q.long() + self.zero_point, -128, 127)
+        q = lite_affine_quantize(x, self.scale, self.zero_point, -128, 127, self.channels_first, self.flat_from)
+        return q.to(torch.int8)
 
 
 class TFLiteDequantize(nn.Module):

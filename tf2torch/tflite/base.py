@@ -162,28 +162,29 @@ def lookup_lite(op: str) -> Converter | None:
     return _REGISTRY.get(op)
 
 
-_INT_REGISTRY: dict[str, Converter] = {}
+_INT_REGISTRY: dict[tuple[str, str], Converter] = {}
 
 
-def int_op(*ops: str) -> Callable[[Converter], Converter]:
-    """Register the full-integer (int8 activations) converter of TFLite builtin operators."""
+def int_op(*ops: str, dtype: str = "int8") -> Callable[[Converter], Converter]:
+    """Register the full-integer converter of TFLite builtin operators on ``dtype`` activations (int8; int16
+    for 16x8 models, uint8)."""
 
     def register(fn: Converter) -> Converter:
         for op in ops:
-            if op in _INT_REGISTRY:
-                raise RuntimeError(f"two integer converters for TFLite op {op!r}")
-            _INT_REGISTRY[op] = fn
+            if (dtype, op) in _INT_REGISTRY:
+                raise RuntimeError(f"two {dtype} integer converters for TFLite op {op!r}")
+            _INT_REGISTRY[dtype, op] = fn
         return fn
 
     return register
 
 
-def lookup_int(op: str) -> Converter | None:
-    return _INT_REGISTRY.get(op)
+def lookup_int(op: str, dtype: str = "int8") -> Converter | None:
+    return _INT_REGISTRY.get((dtype, op))
 
 
-def supported_int() -> list[str]:
-    return sorted(_INT_REGISTRY)
+def supported_int(dtype: str = "int8") -> list[str]:
+    return sorted(op for kind, op in _INT_REGISTRY if kind == dtype)
 
 
 def supported() -> list[str]:

@@ -21,7 +21,20 @@ from ..spec import GraphNode, ModelSpec, Variable
 from ..tfgraph import lower as _tf_lower  # noqa: F401  (registers the TF-op converters the operators use)
 from ..tfgraph.base import Const, Missing, Tensor, Value
 from ..tfgraph.builder import Builder
-from . import ops_array, ops_custom, ops_int, ops_int_act, ops_math, ops_nn, ops_rnn, quant  # noqa: F401  (registration)
+from . import (  # noqa: F401,E501  (registration)
+    ops_array,
+    ops_custom,
+    ops_int,
+    ops_int16,
+    ops_int16_act,
+    ops_int_act,
+    ops_int_spatial,
+    ops_math,
+    ops_nn,
+    ops_rnn,
+    ops_uint8,
+    quant,
+)
 from .atrous import fold_atrous
 from .base import LiteCtx, lookup_int, lookup_lite, supported, supported_int
 from .densify import fold_densify
@@ -31,11 +44,9 @@ _ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivi
 
 def readable(name: str) -> str:
     """A tensor name as a layer name: TFLite joins the names of the ops it fused with ';' (the first
-    is the outermost), and keeps TF's ':0' output suffix on inputs and outputs; a ':' elsewhere is TF's
-    converter making a name unique by appending digits ("StatefulPartitionedCall_1:012"), not an output
-    index, and becomes '_' (a ':' in a layer name would read as one)."""
+    is the outermost), and keeps TF's ':0' output suffix on inputs and outputs."""
     first = name.split(";", 1)[0]
-    return (first[:-2] if first.endswith(":0") else first).replace(":", "_")
+    return first[:-2] if first.endswith(":0") else first
 
 
 def unsupported_ops(graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> dict[str, list[str]]:
@@ -57,31 +68,44 @@ def _check_supported(model: LiteModel, graph: LiteSubgraph, operators: Sequence[
                                f"not convert: {shown}; `tf2torch layers --tflite-ops` lists the supported ones")
 
 
-def _int8_tensors(model: LiteModel, graph: LiteSubgraph, op: LiteOperator) -> list[LiteTensor]:
-    """The int8 activations an operator reads or writes (none: float or shape arithmetic, converted as usual)."""
+def _integer_tensors(model: LiteModel, graph: LiteSubgraph, op: LiteOperator) -> list[LiteTensor]:
+    """The integer activations (int8, int16, uint8) an operator reads or writes (none: float or shape
+    arithmetic, converted as usual)."""
     return [t for i in (*op.inputs, *op.outputs) if i >= 0 for t in (graph.tensors[i],)
-            if t.dtype == "int8" and not model.has_data(t)]
+            if t.dtype in quant.ACTIVATION_INTS and not model.has_data(t)]
+
+
+def integer_kind(tensors: Sequence[LiteTensor]) -> str:
+    """Which integer converters an operator takes: int16 when it touches an int16 activation (16x8 models,
+    their int16 -> int8 QUANTIZE too), uint8 when it touches a uint8 one, else int8."""
+    kinds = {t.dtype for t in tensors}
+    return next((k for k in ("int16", "uint8") if k in kinds), "int8")
 
 
 def _check_integer(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator]) -> None:
-    """A full-integer model: every operator on int8 activations has an integer converter, or only moves
-    values between tensors of one (scale, zero point); the others are refused, every one at once."""
+    """A full-integer model: every operator on integer activations has an integer converter of its kind, or
+    only moves values between tensors of one (scale, zero point); the others are refused, every one at once."""
     missing: dict[str, list[str]] = {}
     for op in operators:
-        tensors = _int8_tensors(model, graph, op)
-        if not tensors or lookup_int(op.kind) is not None:
+        tensors = _integer_tensors(model, graph, op)
+        kind = integer_kind(tensors)
+        if not tensors or lookup_int(op.kind, kind) is not None:
             continue
-        params = {(t.quantization.scales, t.quantization.zero_points) for t in tensors}
+        params = {(t.dtype, t.quantization.scales, t.quantization.zero_points) for t in tensors}
         if op.kind in ops_int.MOVES and len(params) <= 1 and op.options.get("fused_activation_function",
                                                                             "NONE") == "NONE":
             continue
         why = " (no integer kernel emulated)" if op.kind not in ops_int.MOVES else " (int8 tensors of different scales)"
+        if kind != "int8":
+            why = why.replace("integer", f"{kind} integer").replace("int8 tensors", f"{kind} tensors")
         name = readable(graph.tensors[op.outputs[0]].name) if op.outputs else f"operator {op.index}"
         missing.setdefault(op.kind + why, []).append(name)
     if missing:
+        kinds = "/".join(sorted({integer_kind(_integer_tensors(model, graph, op)) for op in operators
+                                 if _integer_tensors(model, graph, op)}))
         shown = "; ".join(f"{kind}: {len(names)} ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
                           for kind, names in sorted(missing.items())[:8])
-        raise UnsupportedError(f"{model.where}: a full-integer int8 model with {len(missing)} operator kind(s) "
+        raise UnsupportedError(f"{model.where}: a full-integer {kinds} model with {len(missing)} operator kind(s) "
                                f"whose integer form is not emulated: {shown}; {quant.HINT}")
 
 
@@ -121,7 +145,8 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, de
         ctx = LiteCtx(op, graph.tensors, [values.get(i, Missing(f"tensor {i} is computed by no earlier operator"))
                                           if i >= 0 else Missing("an omitted optional input") for i in op.inputs],
                       builder, _node_name(graph, op, taken, keys[1]), dequantize=dequantize)
-        outs = _run(ctx, integer and bool(_int8_tensors(model, graph, op)))
+        tensors = _integer_tensors(model, graph, op) if integer else []
+        outs = _run(ctx, integer_kind(tensors) if tensors else "")
         for k, i in enumerate(op.outputs):
             if k < len(outs):
                 # (with --input-shape too: the sizes a TFLite input leaves open are None here; the fixed
@@ -201,8 +226,9 @@ def _constant(model: LiteModel, t: LiteTensor) -> Variable:
     return Variable(name=t.name, dtype=BY_NAME[t.dtype], shape=t.shape, nbytes=array.nbytes, loader=lambda: array)
 
 
-def _run(ctx: LiteCtx, integer: bool = False) -> tuple[Value, ...]:
-    converter = (integer and lookup_int(ctx.operator.kind)) or lookup_lite(ctx.operator.kind)
+def _run(ctx: LiteCtx, integer: str = "") -> tuple[Value, ...]:
+    """``integer``: the operator's integer kind (int8, int16, uint8), or "" for a float operator."""
+    converter = (integer and lookup_int(ctx.operator.kind, integer)) or lookup_lite(ctx.operator.kind)
     assert converter is not None  # _check_supported ran first
     try:
         return tuple(converter(ctx))

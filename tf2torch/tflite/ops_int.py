@@ -15,7 +15,7 @@ from ..map import layouts
 from ..tfgraph.base import Const, Tensor, Value
 from ..tfgraph.ops_nn import out_size
 from .base import LiteCtx, int_op
-from .ops_math import _same_rank
+from .ops_math import same_rank
 from .quant_math import (
     activation_range,
     add_params,
@@ -48,7 +48,9 @@ def io_params(ctx: LiteCtx) -> tuple[tuple[float, int], tuple[float, int]]:
     return qparams(ctx, ctx.operator.inputs[0]), qparams(ctx, ctx.operator.outputs[0])
 
 
-def _range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
+def fused_range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
+    """The operator's fused activation as the int8 clamp of its output (scale, zero point): the layer config's
+    ``output_min`` / ``output_max``; an activation with no integer range is refused."""
     fused = ctx.option("fused_activation_function", "NONE")
     low, high = activation_range(fused, *out)
     if low is None:
@@ -56,7 +58,9 @@ def _range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
     return {"output_min": low, "output_max": high}
 
 
-def _window(ctx: LiteCtx, kh: int, kw: int, dilated: bool) -> dict:
+def window_config(ctx: LiteCtx, kh: int, kw: int, dilated: bool) -> dict:
+    """A conv's or pool's window from its options, as the Keras-like config the integer layers read
+    (``kernel_size``, ``strides``, ``padding``, ``dilation_rate``); shared by the int8 and int16 operators."""
     padding = ctx.option("padding", "SAME")
     if padding not in ("SAME", "VALID"):
         raise ctx.unsupported(f"padding {padding}")
@@ -65,13 +69,14 @@ def _window(ctx: LiteCtx, kh: int, kw: int, dilated: bool) -> dict:
             "padding": padding.lower(), "dilation_rate": dil}
 
 
-def _out_shape(shape: tuple, window: dict, channels: int) -> tuple:
+def window_output_shape(shape: tuple, window: dict, channels: int) -> tuple:
+    """The NHWC output shape of ``window_config``'s window over ``shape``, with ``channels`` channels."""
     mode = window["padding"].upper()
     return (shape[0], *(out_size(s, k, st, d, mode) for s, k, st, d in
                         zip(shape[1:3], window["kernel_size"], window["strides"], window["dilation_rate"])), channels)
 
 
-def _multipliers(ctx: LiteCtx, in_scale: float, out_scale: float, weight_index: int) -> dict:
+def channel_multipliers(ctx: LiteCtx, in_scale: float, out_scale: float, weight_index: int) -> dict:
     """Per output channel: input scale * weight scale / output scale (in double) as a fixed-point
     multiplier and shift (LiteRT's ``PopulateConvolutionQuantizationParams``)."""
     w = ctx.tensors[ctx.operator.inputs[weight_index]].quantization
@@ -83,7 +88,8 @@ def _multipliers(ctx: LiteCtx, in_scale: float, out_scale: float, weight_index: 
     return {"multiplier": [m for m, _ in pairs], "shift": [s for _, s in pairs]}
 
 
-def _bias(ctx: LiteCtx, i: int) -> list[tuple[str, Const]]:
+def int32_bias(ctx: LiteCtx, i: int) -> list[tuple[str, Const]]:
+    """The operator's optional int32 bias (input ``i``) as a layer weight; another type is refused."""
     bias = ctx.optional(i)
     if bias is None:
         return []
@@ -110,10 +116,10 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
         if channels != kernel.shape[2]:
             raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
         out_c, extra = kernel.shape[3], {"filters": kernel.shape[3]}
-    window = _window(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
-    config = {**window, **extra, **_range(ctx, (s_out, z_out)), **_multipliers(ctx, s_in, s_out, 1),
+    window = window_config(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
+    config = {**window, **extra, **fused_range(ctx, (s_out, z_out)), **channel_multipliers(ctx, s_in, s_out, 1),
               "input_zero_point": z_in, "output_zero_point": z_out, "depthwise": depthwise}
-    weights = [("kernel", kernel), *_bias(ctx, 2)]
+    weights = [("kernel", kernel), *int32_bias(ctx, 2)]
     pads, crops = ctx.option("atrous_pad"), ctx.option("atrous_crop")
     shape_in = x.shape
     if pads:  # a dilated conv put back from SPACE_TO_BATCH_ND (tflite/atrous.py): its paddings are the zero point's
@@ -122,7 +128,7 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
         config["explicit_padding"] = [list(p) for p in pads]
         shape_in = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:3], pads)),
                     x.shape[3])
-    shape = _out_shape(shape_in, window, out_c)
+    shape = window_output_shape(shape_in, window, out_c)
     y = ctx.layer(INT + "Conv2D", config, [x], shape, weights=weights, name=ctx.name)
     if crops and any(a or b for a, b in crops):  # BATCH_TO_SPACE_ND's crops: slicing moves int8 values as they are
         shape = (y.shape[0], *(None if s is None else s - a - b for s, (a, b) in zip(y.shape[1:3], crops)), y.shape[3])
@@ -144,9 +150,9 @@ def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
             raise ctx.unsupported(f"an int8 input of shape {list(x.shape)} (expected rows of {width})")
         x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
     kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
-    config = {"units": units, **_range(ctx, (s_out, z_out)), **_multipliers(ctx, s_in, s_out, 1),
+    config = {"units": units, **fused_range(ctx, (s_out, z_out)), **channel_multipliers(ctx, s_in, s_out, 1),
               "input_zero_point": z_in, "output_zero_point": z_out}
-    weights = [("kernel", kernel), *_bias(ctx, 2)]
+    weights = [("kernel", kernel), *int32_bias(ctx, 2)]
     return (ctx.layer(INT + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)
 
 
@@ -162,9 +168,9 @@ def binary(ctx: LiteCtx) -> tuple[Value, ...]:
     elif not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         raise ctx.unsupported("int8 operands that are not two tensors, or a tensor and a per-channel constant")
     elif len(a.shape) != len(b.shape):
-        a, b = _same_rank(ctx, a), _same_rank(ctx, b)
+        a, b = same_rank(ctx, a), same_rank(ctx, b)
     s_out, z_out = qparams(ctx, ctx.operator.outputs[0])
-    config = {**_range(ctx, (s_out, z_out)), "zero_points": [z1, z2], "output_zero_point": z_out}
+    config = {**fused_range(ctx, (s_out, z_out)), "zero_points": [z1, z2], "output_zero_point": z_out}
     if ctx.op == "MUL":
         config["multiplier"], config["shift"] = quantize_multiplier(s1 * s2 / s_out)
     else:
@@ -218,9 +224,9 @@ def pool(ctx: LiteCtx) -> tuple[Value, ...]:
     (s_in, z_in), (s_out, z_out) = io_params(ctx)
     if (s_in, z_in) != (s_out, z_out):
         raise ctx.unsupported("a pool whose output is quantized unlike its input")
-    window = _window(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
-    config = {**window, **_range(ctx, (s_out, z_out)), "max": ctx.op == "MAX_POOL_2D"}
-    return (ctx.layer(INT + "Pool2D", config, [x], _out_shape(x.shape, window, x.shape[-1]), name=ctx.name),)
+    window = window_config(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
+    config = {**window, **fused_range(ctx, (s_out, z_out)), "max": ctx.op == "MAX_POOL_2D"}
+    return (ctx.layer(INT + "Pool2D", config, [x], window_output_shape(x.shape, window, x.shape[-1]), name=ctx.name),)
 
 
 @int_op("PAD", "PADV2")

@@ -28,12 +28,12 @@ _ACTIVATIONS = {"HARD_SWISH": "hard_swish", "RELU_N1_TO_1": "hard_tanh", "LOG_SO
 def binary(ctx: LiteCtx) -> tuple[Value, ...]:
     a, b = ctx.value(0), ctx.value(1)
     if isinstance(a, Tensor) and isinstance(b, Tensor) and len(a.shape) != len(b.shape):
-        a, b = _same_rank(ctx, a), _same_rank(ctx, b)
+        a, b = same_rank(ctx, a), same_rank(ctx, b)
     (y,) = ctx.tf(_BINARY[ctx.op], [a, b])
     return (ctx.activation(y) if isinstance(y, Tensor) else y,)
 
 
-def _same_rank(ctx: LiteCtx, x: Tensor) -> Tensor:
+def same_rank(ctx: LiteCtx, x: Tensor) -> Tensor:
     """TFLite broadcasts operands of different ranks numpy-style: the lower one gains leading 1s (after
     its batch axis, which both operands keep first)."""
     rank = max(len(t.shape) for t in ctx.inputs[:2] if isinstance(t, Tensor))

@@ -15,6 +15,7 @@ from ..map import layouts
 from ..tfgraph.base import Const, ShapeVec, Tensor, Value
 from ..tfgraph.ops_nn import out_size
 from .base import LiteCtx, lite_op
+from .ops_int_spatial import hybrid_transpose_conv
 from .quant import weight_scales
 
 HYBRID = "tf2torch>LiteHybrid"  # the layers of layers/lite_quant.py
@@ -118,6 +119,8 @@ def transpose_conv(ctx: LiteCtx) -> tuple[Value, ...]:
         raise ctx.unsupported("an output shape computed at run time from something other than the input's shape")
     if len(kernel.shape) != 4:
         raise ctx.unsupported(f"a filter of shape {list(kernel.shape)} (expected (O, H, W, I))")
+    if _int8(kernel):  # dynamic-range: LiteRT's HybridTransposeConv (tflite/ops_int_spatial.py)
+        return (ctx.activation(hybrid_transpose_conv(ctx, x, kernel)),)
     kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d_transpose"))
     (y,) = ctx.tf("Conv2DBackpropInput", [sizes, kernel, x], _window(ctx))
     return (ctx.activation(ctx.bias(y, 3)),)  # type: ignore[arg-type]

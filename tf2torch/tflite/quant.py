@@ -4,13 +4,15 @@ Three kinds of quantized tensors occur (schema.fbs ``QuantizationParameters``: r
 one scale per tensor or one per slice of ``quantized_dimension``):
 
 * int8 **weights of a hybrid operator** (dynamic-range quantization: float activations):
-  FULLY_CONNECTED, CONV_2D (per channel) and DEPTHWISE_CONV_2D (per channel) are emulated exactly as
-  LiteRT computes them (``layers/lite_quant.py``, ``runtime/lite_quant.py``); a DEQUANTIZE of an int8
+  FULLY_CONNECTED, CONV_2D (per channel), DEPTHWISE_CONV_2D (per channel) and TRANSPOSE_CONV are emulated
+  exactly as LiteRT computes them (``layers/lite_quant.py``, ``runtime/lite_quant.py``; TRANSPOSE_CONV:
+  ``tflite/ops_int_spatial.py``, ``runtime/lite_int_spatial.py``); a DEQUANTIZE of an int8
   constant becomes its float32 values (LiteRT's ``Dequantize`` computes scale * (q - zero_point) in
   float, exactly representable, so the parameter is what LiteRT uses);
 * **integer activations** (full-integer quantization: int8 tensors computed at run time, int32 biases):
-  LiteRT's integer kernels are emulated operator by operator (``tflite/ops_int.py``); uint8 and int16
-  activations (16x8 quantization) are refused unless ``--dequantize`` asks for the float model;
+  LiteRT's integer kernels are emulated operator by operator (``tflite/ops_int.py``; int16 activations of
+  16x8 quantization: ``tflite/ops_int16.py``; uint8 ends and uint8 models: ``tflite/ops_uint8.py``), and
+  an operator with no integer converter of its kind is refused by name (``tflite/lower.py``);
 * with ``--dequantize`` every quantized constant becomes its dequantized float32 values, QUANTIZE and
   DEQUANTIZE of activations become identities and integer inputs and outputs carry real values: the
   trainable float model, an approximation of the integer one (``tf2torch verify`` measures how far).
@@ -28,7 +30,7 @@ from ..spec import Variable
 
 ACTIVATION_INTS = frozenset({"int8", "uint8", "int16", "int4"})  # integer tensors computed at run time
 WEIGHT_INTS = frozenset({"int8", "uint8", "int16", "int32", "int64", "int4", "int2"})  # int64: 16x8 biases
-HYBRID = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})  # emulated, weights at input 1
+HYBRID = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"})  # emulated, weights at input 1
 HINT = "convert with --dequantize for the float model (tf2torch verify measures its distance from LiteRT)"
 
 
@@ -44,7 +46,8 @@ def integer_activations(model: LiteModel, graph: LiteSubgraph) -> list[LiteTenso
 
 def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperator], dequantize: bool) -> bool:
     """Refuse, in one line naming every cause, a quantized model the chosen route does not compute; True
-    for a full-integer int8 model (its operators then take their integer converters)."""
+    for a full-integer model (int8, int16 or uint8 activations: its operators then take their integer
+    converters)."""
     tensors = graph.tensors
     if any(t.dtype in ("int4", "int2") for t in tensors):
         raise UnsupportedError(f"{model.where}: 4-bit / 2-bit packed tensors are not converted")
@@ -56,13 +59,8 @@ def check(model: LiteModel, graph: LiteSubgraph, operators: Sequence[LiteOperato
                                f"parameters ({shown}{', ...' if len(unscaled) > 3 else ''}): not converted")
     if dequantize:
         return False
-    if acts:
-        others = sorted({t.dtype for t in acts} - {"int8"})
-        if others:  # 16x8 quantization (int16 activations), uint8 models: not emulated
-            shown = ", ".join(f"{t.name.split(';', 1)[0]!r} ({t.dtype})" for t in acts if t.dtype != "int8")
-            raise UnsupportedError(f"{model.where}: {'/'.join(others)} activations ({shown[:200]}): LiteRT's "
-                                   f"{'/'.join(others)} integer kernels are not emulated (int8 is); {HINT}")
-        return True  # a full-integer int8 model: LiteRT's integer kernels, emulated (tflite/ops_int.py)
+    if acts:  # a full-integer model: LiteRT's integer kernels, emulated operator by operator (int8:
+        return True  # tflite/ops_int.py; int16 activations of 16x8 models: ops_int16.py; uint8: ops_uint8.py)
     refused: dict[str, list[str]] = {}
     for op in operators:
         for k, i in enumerate(op.inputs):
@@ -88,7 +86,7 @@ def _hybrid_problem(op: LiteOperator, k: int, t: LiteTensor) -> str:
     if any(z != 0 for z in t.quantization.zero_points):
         return "weights with a zero point"  # TF's converter quantizes weights symmetrically
     per_channel = len(t.quantization.scales) > 1
-    if op.op != "FULLY_CONNECTED" and not per_channel:
+    if op.op not in ("FULLY_CONNECTED", "TRANSPOSE_CONV") and not per_channel:  # (TRANSPOSE_CONV repeats it)
         return "one weight scale for all channels"  # LiteRT's symmetric EvalHybrid path: not emulated
     if per_channel and t.quantization.dimension != (3 if op.op == "DEPTHWISE_CONV_2D" else 0):
         return f"scales along axis {t.quantization.dimension}"

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 
-def _round(x: float) -> int:
+def round_half_away(x: float) -> int:
     """C's ``round``: halves away from zero."""
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
@@ -19,7 +19,7 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     if real == 0.0:
         return 0, 0
     mantissa, shift = math.frexp(real)
-    fixed = _round(mantissa * (1 << 31))
+    fixed = round_half_away(mantissa * (1 << 31))
     if fixed == 1 << 31:
         fixed, shift = fixed // 2, shift + 1
     if shift < -31:
@@ -31,7 +31,7 @@ def activation_range(fused: str, scale: float, zero_point: int) -> tuple[int | N
     """``CalculateActivationRangeQuantized`` for int8: the fused activation's bounds as int8 values
     (zero point + round(bound / scale), the division in float32); (None, None) for one not handled."""
     def q(bound: float) -> int:
-        return zero_point + _round(float(np.float32(bound) / np.float32(scale)))
+        return zero_point + round_half_away(float(np.float32(bound) / np.float32(scale)))
 
     if fused == "NONE":
         return -128, 127

@@ -46,6 +46,7 @@ COPIERS = 2  # threads copying a strided tensor's bands (the transposes: most of
 BUFFERS = 4 + COPIERS  # band buffers: being copied, or queued for the writer
 
 WriteAt = Callable[[memoryview, int], None]  # write all of these bytes at this file offset
+Bytes = memoryview | Future[memoryview]  # a piece's bytes, or (``later``) the band copy that will make them
 
 
 def stream(placed: Sequence[tuple[TensorPlan, int]], write_at: WriteAt,
@@ -73,20 +74,23 @@ def stream(placed: Sequence[tuple[TensorPlan, int]], write_at: WriteAt,
 
 
 def _hand_over(array: np.ndarray, offset: int, writer: _Writer, copiers: ThreadPoolExecutor) -> None:
-    for data, start, done in pieces(array, writer.buffer, writer.give_back, copiers):
+    # later=True: bands go to the writer as futures, so this thread moves on to the next tensor (its CRC)
+    # while the copiers still transpose this one; only the band buffers bound how far it runs ahead.
+    for data, start, done in pieces(array, writer.buffer, writer.give_back, copiers, later=True):
         writer.put(_Part(data, offset + start, done))
 
 
 def pieces(array: np.ndarray, take: Callable[[int], np.ndarray], give_back: Callable[[np.ndarray], None],
-           copiers: ThreadPoolExecutor | None = None,
-           ) -> Iterator[tuple[memoryview, int, Callable[[], None] | None]]:
+           copiers: ThreadPoolExecutor | None = None, later: bool = False,
+           ) -> Iterator[tuple[Bytes, int, Callable[[], None] | None]]:
     """``array``'s bytes in C order, as ``(bytes, their offset in the tensor, done)`` pieces, in order.
 
     A C-contiguous array comes as views of its own memory, PART_BYTES at a time; ``done()`` drops
     the pages of a memory-mapped source up to the end of its piece (pieces are written in order). A strided
     one is copied a band of rows at a time into a buffer from ``take(nbytes)`` (at least that large), handed
     back by ``done()`` through ``give_back``; with ``copiers``, COPIERS bands are copied at once (numpy's
-    copies release the GIL). Call ``done`` (when not None) once a piece is written.
+    copies release the GIL); with ``later`` too, a band comes as the Future of its bytes as soon as its
+    copy is submitted (the consumer waits for it). Call ``done`` (when not None) once a piece is written.
     """
     if array.flags.c_contiguous:
         data = array.reshape(-1).view(np.uint8)
@@ -111,6 +115,10 @@ def pieces(array: np.ndarray, take: Callable[[int], np.ndarray], give_back: Call
     for first in range(0, array.shape[0], rows):
         band = array[first:first + rows]
         buffer = take(band.nbytes)
+        if later and copiers is not None:
+            future = copiers.submit(lambda b=buffer, s=band: memoryview(copied(b, s)[:s.nbytes]))
+            yield future, first * row_bytes, lambda b=buffer: give_back(b)
+            continue
         pending.append((first, band.nbytes,
                         copiers.submit(copied, buffer, band) if copiers is not None else copied(buffer, band)))
         if len(pending) >= ahead:
@@ -134,10 +142,15 @@ def _report(done: list[TensorPlan], on_tensor: Callable[[TensorPlan, int], None]
 
 @dataclass
 class _Part:
-    data: memoryview
+    data: Bytes  # a Future: the writer waits for the copy
     offset: int
     done: Callable[[], None] | None = None  # called by the writer once written (drop pages, free a buffer)
     plan: TensorPlan | None = None  # set on the empty part that ends a tensor
+    nbytes: int = 0  # counted against PIPELINE_BYTES (a band's Future: 0, its buffer is one of BUFFERS)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, Future):
+            self.nbytes = len(self.data)
 
 
 class _Writer:
@@ -164,10 +177,10 @@ class _Writer:
             self._check()
 
     def put(self, part: _Part) -> None:
-        self.wait_for_room(len(part.data))
+        self.wait_for_room(part.nbytes)
         with self.cond:
             self.queue.append(part)
-            self.queued += len(part.data)
+            self.queued += part.nbytes
             self.cond.notify_all()
 
     def buffer(self, nbytes: int) -> np.ndarray:
@@ -221,16 +234,17 @@ class _Writer:
                     if self.aborted or not self.queue:
                         return
                     part = self.queue[0]
-                if part.data:
-                    self.write_at(part.data, part.offset)
+                data = part.data.result() if isinstance(part.data, Future) else part.data  # a copier's error: ours
+                if data:
+                    self.write_at(data, part.offset)
                 if part.done is not None:
                     part.done()
                 with self.cond:
                     self.queue.popleft()
-                    self.queued -= len(part.data)
+                    self.queued -= part.nbytes
                     if part.plan is not None:
                         self.written.append(part.plan)
-                    part = None  # type: ignore[assignment]  # (its memory is free before anyone hears of the room)
+                    part = data = None  # type: ignore[assignment]  # (its memory is free before anyone hears of the room)
                     self.cond.notify_all()
         except BaseException as exc:  # raised in the caller's thread at its next step
             with self.cond:

@@ -42,7 +42,7 @@ def tflite_spec(model: LiteModel, path: Path) -> ModelSpec:
         t = graph.tensors[index]
         weights.append(Variable(name=name, dtype=BY_NAME[t.dtype], shape=t.shape,
                                 nbytes=_dense_bytes(model, t), loader=_loader(model, t),
-                                tf_name=_scope_name(t.name)))
+                                tf_name=t.name.split(";", 1)[0]))
     notes = (f"TFLite metadata: {', '.join(model.metadata)}",) if model.metadata else ()
     return ModelSpec(path=path, format=Format.TFLITE, variables=tuple(weights), notes=notes,
                      variable_order=tuple(v.name for v in weights), tflite=lambda: model)
@@ -62,13 +62,6 @@ def weight_names(model: LiteModel, graph: LiteSubgraph) -> dict[int, str]:
             seen.add(name)
             out[t.index] = name
     return out
-
-
-def _scope_name(name: str) -> str:
-    """A weight's name as the layers built on it are named: TFLite joins fused ops' names with ';' (the
-    first is the outermost), and TF's converter makes names unique by appending digits, even after an
-    output suffix ("StatefulPartitionedCall_1:01"): a ':' there is no TF output index, so it becomes '_'."""
-    return name.split(";", 1)[0].replace(":", "_")
 
 
 def _dense_bytes(model: LiteModel, t: LiteTensor) -> int:

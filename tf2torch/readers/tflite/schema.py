@@ -82,7 +82,10 @@ OPTIONS: dict[str, tuple[int, tuple[tuple[str, int, str, object], ...]]] = {
                             ("keep_num_dims", 2, "?", False), ("asymmetric_quantize_inputs", 3, "?", False))),
     "SOFTMAX": (9, (("beta", 0, "f", 0.0),)),
     "CONCATENATION": (10, (("axis", 0, "i", 0), ("fused_activation_function", 1, "b", 0))),
-    "ADD": (11, _FUSED_ONLY_SLOT0), "MUL": (21, _FUSED_ONLY_SLOT0), "SUB": (28, _FUSED_ONLY_SLOT0),
+    # pot_scale_int16: an int16 ADD / SUB takes LiteRT's power-of-two-scale kernel (the schema's default) or
+    # the general one (TF's 16x8 converter writes false)
+    "ADD": (11, (*_FUSED_ONLY_SLOT0, ("pot_scale_int16", 1, "?", True))), "MUL": (21, _FUSED_ONLY_SLOT0),
+    "SUB": (28, (*_FUSED_ONLY_SLOT0, ("pot_scale_int16", 1, "?", True))),
     "DIV": (29, _FUSED_ONLY_SLOT0),
     "RESHAPE": (17, (("new_shape", 0, "i*", ()),)),
     "MEAN": (27, (("keep_dims", 0, "?", False),)), "SUM": (27, (("keep_dims", 0, "?", False),)),
