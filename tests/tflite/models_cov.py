@@ -54,6 +54,21 @@ def int_more(keras):
     return keras.Model(inp, L.Lambda(lambda t: t[0] / (1.5 + t[1] * t[1]))([m, L.Dense(8)(m)]))
 
 
+def int_spatial(keras):
+    """The pixel-moving operators whose int8 kernels are emulated, in a model of their own (elsewhere they
+    sit beside operators a full-integer model refuses): TRANSPOSE_CONV, MIRROR_PAD, RESIZE_BILINEAR and
+    RESIZE_NEAREST_NEIGHBOR (half-pixel centres; bilinear x2, nearest x3: integer factors, which the float
+    converter takes)."""
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((5, 7, 4))
+    x = L.Conv2DTranspose(6, 3, strides=2, padding="same", activation="relu")(inp)
+    x = L.Lambda(lambda t: ops.pad(t, ((0, 0), (1, 2), (2, 1), (0, 0)), mode="reflect"))(x)
+    b = L.Resizing(26, 34, interpolation="bilinear")(x)  # (the float converter takes integer factors)
+    n = L.Resizing(39, 51, interpolation="nearest")(x)  # x3
+    return keras.Model(inp, [L.Conv2D(4, 3, strides=2, padding="same")(b), n])
+
+
 def tconv_wide(keras):
     """A TRANSPOSE_CONV with weights big enough (32 x 3 x 3 x 16) for dynamic-range quantization: a
     hybrid TRANSPOSE_CONV (its hybrid kernel is not emulated yet: refused by name)."""
@@ -94,6 +109,6 @@ def lstm_wide(keras):
     return keras.Model(inp, L.Dense(3)(L.LSTM(48)(inp)))
 
 
-MODELS = {"int_moves": int_moves, "int_more": int_more, "tconv_wide": tconv_wide, "sparse": sparse, "lstm_wide": lstm_wide}
+MODELS = {"int_moves": int_moves, "int_more": int_more, "int_spatial": int_spatial, "tconv_wide": tconv_wide, "sparse": sparse, "lstm_wide": lstm_wide}
 TF_KERAS = frozenset({"lstm_wide"})
 SPARSE = frozenset({"sparse"})  # converted with EXPERIMENTAL_SPARSITY (pruned first)

@@ -8,8 +8,9 @@ converter; which operators the file holds, and on which tensors, is read from th
 reader, never listed by hand. Each file is then converted and compared (float outputs under the error
 rule, with the float64-drift control where the error needs it; int8 outputs in quantization steps,
 >= 99 % within one step), or refused: a refusal must name, word for word, the operators it blames (or
-refuse the int16 / uint8 activations they compute on), and never blames an operator ``tf2torch layers
---tflite-int8-ops`` lists. The matrix is printed, one cell per operator and variant:
+refuse the int16 / uint8 activations they compute on), and never blames an operator whose integer kernel
+of that type is registered (``tf2torch layers --tflite-int8-ops``, the int16 / uint8 registries). The
+matrix is printed, one cell per operator and variant:
 
 * the forms it was compared in, from files converted and compared: ``f`` float activations, ``hyb`` int8
   weights on float activations (a dynamic-range kernel), ``i8`` / ``i16`` / ``u8`` integer activations,
@@ -57,11 +58,12 @@ VARIANTS = {"float32": {}, "float16": {"fp16": True}, "dynamic-range": {"quantiz
 # (models.py's convs, dense_math, blocks and prelu_pad hold no operator of the list these lack, in any variant;
 # test_models.py compares them in float32)
 MODELS = ("shapes", "more_ops", "elementwise", "squeeze_dynamic", "hybrid", "int_ops", "v3_ops", "int_moves",
-          "int_more", "sparse", "lstm_wide", "tconv_wide")
+          "int_more", "int_spatial", "sparse", "lstm_wide", "tconv_wide", "cnn16", "mlp16")
 ONLY = {"tconv_wide": ("dynamic-range",)}  # a model made for one variant's sake (its weights' size)
 # 16x8 (int16 activations, int8 weights) and uint8 input / output: two of the full-integer models each
 # (int16 and uint8 kernels are refused by name today, the int8 ones between uint8 ends too)
-NARROW = {"16x8": ("int_ops", "int_moves"), "uint8-io": ("int_ops", "int_moves")}
+NARROW = {"16x8": ("int_ops", "int_moves", "cnn16", "mlp16"), "uint8-io": ("int_ops", "int_moves")}
+ONLY.update({"cnn16": ("16x8",), "mlp16": ("16x8",)})  # models.py's 16x8 models: that column only
 INTEGER = ("full-integer", "16x8", "uint8-io")
 # TF's converter takes ~10 s per variant on a tf_keras LSTM: with TF2TORCH_SLOW=1 only (test_more_ops.py
 # compares the float32 LSTM in make test); the matrix shows their operators as "slow" otherwise
@@ -76,8 +78,8 @@ KNOWN = {("sparse", "float16"): "reads the sparse constant", ("lstm_wide", "floa
 
 def _variants(name: str, variant: str) -> tuple[str, ...]:
     """The variants ``name`` is made in (asked about ``variant``)."""
-    if variant in NARROW:
-        return (variant,) if name in NARROW[variant] else ()
+    if variant in NARROW and name not in NARROW[variant]:
+        return ()
     return ONLY.get(name, (variant,))
 
 
@@ -214,6 +216,7 @@ def _blamed(message: str, ops: dict[str, set[str]], by_dtype: bool = True) -> se
 def test_file(folder, name, variant):
     """Each file converts and matches the interpreter, or is refused for operators whose integer
     kernel is not emulated, naming them (or for a known cause, KNOWN)."""
+    from tf2torch.tflite.base import supported_int
     from tf2torch.tflite.lower import supported_int8_ops
 
     if name in SLOW_MODELS:
@@ -233,8 +236,10 @@ def test_file(folder, name, variant):
         # only integer kernels may be missing: a float or hybrid operator tf2torch lists is never refused
         assert variant in INTEGER or variant == "dynamic-range", result.message
         named = _blamed(result.message, result.ops, by_dtype=False)
-        wrongly = named & set(supported_int8_ops()) if variant == "full-integer" else set()
-        assert not wrongly, f"refused for operators whose int8 form is emulated: {sorted(wrongly)}: {result.message}"
+        emulated = {"full-integer": supported_int8_ops(), "16x8": supported_int("int16"),
+                    "uint8-io": supported_int("uint8")}.get(variant, [])
+        wrongly = named & set(emulated)
+        assert not wrongly, f"refused for operators whose integer form is emulated: {sorted(wrongly)}: {result.message}"
 
 
 def test_matrix(folder):
