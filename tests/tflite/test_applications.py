@@ -10,7 +10,7 @@ kernels scaled by fan-in, BatchNorm variances in [0.5, 1.5], scales in [0.5, 1.5
 keep a deep net's activations O(1)). Classifiers return logits. TF's converter takes 13-65 s per file on
 two loaded cores (EfficientNetB0 35-65 s, ResNet50 17-31 s, MobileNetV2 13-18 s; tf2torch 0.1-5.6 s), so
 ``make test`` runs one variant, MobileNetV2 full-integer (~15-20 s: its float16 and 96x96 int8 forms are in
-test_models.py / test_full_integer.py), and TF2TORCH_SLOW=1 the other eleven (~7 min).
+test_models.py / test_full_integer.py), and TF2TORCH_SLOW=1 the other eleven (4-7 min).
 """
 
 from __future__ import annotations
