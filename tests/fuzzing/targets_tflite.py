@@ -12,7 +12,8 @@ from tests.fuzzing.binary import mutate_bytes
 from tests.fuzzing.seeds import FIXTURES, Case, InvariantError, one_file
 
 SEEDS = ("tflite/cnn.tflite", "tflite/cnn_fp16.tflite", "tflite/cnn_int8.tflite",
-         "tflite_custom/conv2d_transpose_bias.tflite", "tflite_custom/pool_unpool.tflite")
+         "tflite_custom/conv2d_transpose_bias.tflite", "tflite_custom/pool_unpool.tflite",
+         "tflite_sparse/sparse.tflite", "tflite_sparse/sparse_int8.tflite")  # sparsity metadata, DENSIFY
 _WORDS = (0, 1, 2, 4, 0x7F, 0x80, 0xFF, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFF0)
 
 

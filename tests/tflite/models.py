@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.conftest import require_keras, require_tf
+from tests.tflite import models_cov
 
 
 def _randomise(model, seed: int) -> None:
@@ -265,6 +266,8 @@ MODELS: dict[str, Callable] = {"convs": convs, "more_ops": more_ops, "elementwis
                                "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
                                "prelu_pad": prelu_pad, "hybrid": hybrid, "cnn16": cnn16, "mlp16": mlp16, "int_ops": int_ops, "v3_ops": v3_ops, "squeeze_dynamic": squeeze_dynamic, "lstm": lstm}
 TF_KERAS = frozenset({"lstm"})  # models made with tf_keras (Keras 2): TF's converter fuses only its LSTM
+MODELS.update(models_cov.MODELS)  # the coverage matrix's own models (tests/tflite/models_cov.py)
+TF_KERAS |= models_cov.TF_KERAS
 
 
 def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quantize: str = "") -> Path:
@@ -279,14 +282,18 @@ def make_tflite(folder: Path, name: str, fp16: bool = False, seed: int = 0, quan
     keras.utils.set_random_seed(seed)
     model = MODELS[name](keras)
     _randomise(model, seed)
+    if name in models_cov.SPARSE:
+        models_cov.prune(model, seed)
     converter = tf.lite.TFLiteConverter.from_keras_model(model)
     if fp16:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.target_spec.supported_types = [tf.float16]
     if quantize:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if name in models_cov.SPARSE:  # pruned weights stored sparse (DENSIFY), in every variant
+        converter.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY, *converter.optimizations]
     if quantize in ("full_integer", "full_integer_float_io", "int16x8", "full_integer_uint8"):
-        shape = tuple(model.inputs[0].shape[1:])
+        shape = tuple(d or 3 for d in model.inputs[0].shape[1:])  # an open size: 3 (squeeze_dynamic's length)
         rng = np.random.default_rng(seed)
         converter.representative_dataset = lambda: ([rng.normal(size=(1, *shape)).astype(np.float32)]
                                                     for _ in range(4))

@@ -184,10 +184,11 @@ def _quantize(x: np.ndarray, t: Any) -> np.ndarray:
 
 
 def _readers_of(index: int, readers: dict[int, list[LiteOperator]]) -> set[int]:
-    """The operators reading the weight ``index``; a float16 weight's are those reading its DEQUANTIZE."""
+    """The operators reading the weight ``index``; a float16 weight's are those reading its DEQUANTIZE, a
+    sparse weight's those reading its DENSIFY."""
     out: set[int] = set()
     for op in readers.get(index) or []:
-        if op.op == "DEQUANTIZE":
+        if op.op in ("DEQUANTIZE", "DENSIFY"):
             out |= {r.index for o in op.outputs for r in readers.get(o) or []}
         else:
             out.add(op.index)

@@ -38,6 +38,7 @@ from . import (  # noqa: F401,E501  (registration)
 )
 from .atrous import fold_atrous
 from .base import LiteCtx, lookup_int, lookup_lite, supported, supported_int
+from .densify import fold_densify
 
 _ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
@@ -116,7 +117,7 @@ def lower(spec: ModelSpec, input_shape: tuple[int | None, ...] | None = None, de
     if spec.tflite is None:
         raise UnsupportedError(f"{spec.path}: holds no TFLite model")
     model: LiteModel = spec.tflite()
-    graph = model.subgraphs[0]
+    graph = fold_densify(model, model.subgraphs[0])  # sparse constants are read dense: DENSIFY only moves them
     operators = fold_atrous(model, graph)  # dilated convs, as TF's converter takes them apart
     _check_supported(model, graph, operators)
     integer = quant.check(model, graph, operators, dequantize)

@@ -16,6 +16,8 @@ from ...errors import FormatError
 if TYPE_CHECKING:
     import numpy as np
 
+    from .sparsity import Sparsity
+
 
 @dataclass(frozen=True)
 class Quantization:
@@ -42,7 +44,11 @@ class LiteTensor:
     buffer: int  # index into LiteModel.buffers; 0 is the empty sentinel buffer
     quantization: Quantization = field(default_factory=Quantization)
     is_variable: bool = False
-    sparse: bool = False  # has sparsity parameters (DENSIFY's input)
+    sparsity: Sparsity | None = None  # a sparse constant (DENSIFY's input): its buffer holds the stored values
+
+    @property
+    def sparse(self) -> bool:
+        return self.sparsity is not None
 
     @property
     def dims(self) -> tuple[int | None, ...]:
@@ -108,7 +114,8 @@ class LiteModel:
         return 0 < tensor.buffer < len(self.buffers) and self.buffers[tensor.buffer].size > 0
 
     def array(self, tensor: LiteTensor) -> np.ndarray:
-        """A constant tensor's values, a read-only view of the mapped file (checked in size on reading)."""
+        """A constant tensor's values, a read-only view of the mapped file (checked in size on reading); a
+        sparse one expanded to its dense shape (``sparsity.densify``: checked against its metadata)."""
         import numpy as np
 
         from .schema import TENSOR_TYPES
@@ -116,6 +123,11 @@ class LiteModel:
         storage = TENSOR_TYPES[_type_code(tensor.dtype)][1]
         buf = self.buffers[tensor.buffer]
         raw = self.data[buf.start: buf.start + buf.size]
+        if tensor.sparsity is not None and storage is not None and buf.size % np.dtype(storage).itemsize == 0:
+            from .sparsity import densify
+
+            return densify(np.frombuffer(raw, dtype=storage), tensor.shape, tensor.sparsity,
+                           f"{self.where}: sparse tensor {tensor.name!r}")
         if storage is None or math.prod(tensor.shape) * np.dtype(storage).itemsize != buf.size:
             raise FormatError(f"{self.where}: tensor {tensor.name!r} ({tensor.dtype} {list(tensor.shape)}) has "
                               f"{buf.size} bytes of data; the file is corrupt")

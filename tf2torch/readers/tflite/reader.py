@@ -18,6 +18,7 @@ from ...spec import Format, ModelSpec, Variable
 from . import schema as S
 from .flatbuf import Table, root
 from .model import LiteBuffer, LiteModel, LiteOperator, LiteSignature, LiteSubgraph, LiteTensor, Quantization
+from .sparsity import read_sparsity
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,7 +41,7 @@ def tflite_spec(model: LiteModel, path: Path) -> ModelSpec:
     for index, name in weight_names(model, graph).items():
         t = graph.tensors[index]
         weights.append(Variable(name=name, dtype=BY_NAME[t.dtype], shape=t.shape,
-                                nbytes=model.buffers[t.buffer].size, loader=_loader(model, t),
+                                nbytes=_dense_bytes(model, t), loader=_loader(model, t),
                                 tf_name=t.name.split(";", 1)[0]))
     notes = (f"TFLite metadata: {', '.join(model.metadata)}",) if model.metadata else ()
     return ModelSpec(path=path, format=Format.TFLITE, variables=tuple(weights), notes=notes,
@@ -61,6 +62,12 @@ def weight_names(model: LiteModel, graph: LiteSubgraph) -> dict[int, str]:
             seen.add(name)
             out[t.index] = name
     return out
+
+
+def _dense_bytes(model: LiteModel, t: LiteTensor) -> int:
+    # a sparse constant's buffer holds its stored values only: the variable is its dense expansion
+    stored = model.buffers[t.buffer].size
+    return math.prod(t.shape) * BY_NAME[t.dtype].itemsize if t.sparse else stored
 
 
 def _loader(model: LiteModel, tensor: LiteTensor):
@@ -161,7 +168,12 @@ def _tensor(t: Table, index: int, n_buffers: int, where: str) -> LiteTensor:
         raise FormatError(f"{where}: tensor {name!r} names buffer {buffer} of {n_buffers}; the file is corrupt")
     return LiteTensor(index, name, shape, signature, S.TENSOR_TYPES[code][0], buffer,
                       _quantization(t.table(S.TENSOR["quantization"], "quantization")),
-                      bool(t.scalar(S.TENSOR["is_variable"], "?")), t.has(S.TENSOR["sparsity"]))
+                      bool(t.scalar(S.TENSOR["is_variable"], "?")), _sparsity(t, f"{where}: tensor {name!r}"))
+
+
+def _sparsity(t: Table, where: str):
+    table = t.table(S.TENSOR["sparsity"], "sparsity")
+    return read_sparsity(table, where) if table is not None else None
 
 
 def _options(t: Table, op: str, where: str) -> dict:
