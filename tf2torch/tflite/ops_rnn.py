@@ -25,6 +25,21 @@ _UNSUPPORTED = {9: "peephole", 10: "peephole", 11: "peephole", 16: "projection",
 
 @lite_op("UNIDIRECTIONAL_SEQUENCE_LSTM")
 def lstm(ctx: LiteCtx) -> tuple[Value, ...]:
+    clip = check_form(ctx)
+    states = _zero_states(ctx)
+    x = ctx.tensor(0)
+    weights = [(name, ctx.const(i, name)) for name, i in _WEIGHTS.items()]
+    units = weights[0][1].shape[0]
+    time_major = bool(ctx.option("time_major", False))
+    config = {"units": units, "time_major": time_major, "cell_clip": clip}
+    if ops_quant_lstm.is_hybrid(ctx):  # int8 gate weights on a float input (dynamic-range quantization)
+        return ops_quant_lstm.hybrid_lstm(ctx, config)
+    return (ctx.layer("tf2torch>LiteLSTM", config, [x], (*x.shape[:-1], units), weights=weights + states,
+                      name=ctx.name),)
+
+
+def check_form(ctx: LiteCtx) -> float:
+    """Refuse every LSTM but the plain one TF's converter writes for a Keras LSTM; its cell clip."""
     inputs = ctx.operator.inputs
     if len(inputs) < 20 or inputs[1] < 0:
         raise ctx.unsupported(f"{len(inputs)} inputs{' without input-gate weights (CIFG)' if len(inputs) >= 20 else ''}"
@@ -36,16 +51,7 @@ def lstm(ctx: LiteCtx) -> tuple[Value, ...]:
     if ctx.option("fused_activation_function", "TANH") != "TANH" or clip < 0 or ctx.option("proj_clip", 0.0):
         raise ctx.unsupported(f"activation {ctx.option('fused_activation_function')}, cell_clip "
                               f"{clip}, proj_clip {ctx.option('proj_clip')} (tanh, no projection clipping)")
-    states = _zero_states(ctx)
-    x = ctx.tensor(0)
-    weights = [(name, ctx.const(i, name)) for name, i in _WEIGHTS.items()]
-    units = weights[0][1].shape[0]
-    time_major = bool(ctx.option("time_major", False))
-    config = {"units": units, "time_major": time_major, "cell_clip": clip}
-    if ops_quant_lstm.is_hybrid(ctx):  # int8 gate weights on a float input (dynamic-range quantization)
-        return ops_quant_lstm.hybrid_lstm(ctx, config)
-    return (ctx.layer("tf2torch>LiteLSTM", config, [x], (*x.shape[:-1], units), weights=weights + states,
-                      name=ctx.name),)
+    return clip
 
 
 def _zero_states(ctx: LiteCtx) -> list[tuple[str, Const]]:
