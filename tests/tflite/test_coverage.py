@@ -118,7 +118,7 @@ def _run(folder: Path, name: str, variant: str) -> Outcome:
     result = Outcome(ops=_forms(path))
     try:
         model, conversion = convert_in_memory(path)
-    except Tf2TorchError as exc:  # (a MappingError too: the contract not met, the LSTM's float16 states)
+    except Tf2TorchError as exc:  # (a MappingError too: the contract not met)
         result.status, result.message = "refused", str(exc)
         return result
     counts = conversion.report.counts()
