@@ -51,3 +51,19 @@ def test_float16_lstm_starts_from_its_zero_states(tmp_path):
     assert len(skipped) == 2 and all(e.dtype == "float16" and "unidirectional_sequence_lstm" in e.reason
                                      for e in skipped)
     assert "TFLiteLSTM(" in result.model_source
+
+    # the same file with a non-zero float16 cell state (a buffer of its own): not LiteRT's reset state, refused
+    from tests.test_hostile import refuses_without_output
+    from tests.tflite.test_quantized import _rewritten
+
+    def ones(model, schema):
+        graph = model.subgraphs[0]
+        lstm = next(op for op in graph.operators if len(op.inputs) > 19)
+        dequantize = next(op for op in graph.operators if list(op.outputs) == [lstm.inputs[19]])
+        buffer = schema.BufferT()
+        buffer.data = np.ones(graph.tensors[dequantize.inputs[0]].shape, np.float16).view(np.uint8).ravel()
+        model.buffers.append(buffer)
+        graph.tensors[dequantize.inputs[0]].buffer = len(model.buffers) - 1
+
+    print(refuses_without_output(tmp_path, _rewritten(path, tmp_path / "cell_ones.tflite", ones),
+                                 "UNIDIRECTIONAL_SEQUENCE_LSTM", "cell_state (input 19) starts from a non-zero"))
