@@ -15,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS_MD = ROOT / "docs" / "layers.md"
 # the argument lists of `tf2torch layers` whose output docs/layers.md holds
-COMMANDS = ((), ("--keras-hub",), ("--tf-ops",), ("--tflite-ops",), ("--tflite-int8-ops",), ("--refused",))
+COMMANDS = ((), ("--keras-hub",), ("--tf-ops",), ("--tflite-ops",), ("--tflite-int8-ops",), ("--tflite-int16-ops",),
+            ("--tflite-uint8-ops",), ("--refused",))
 
 
 def output(args: tuple[str, ...]) -> str:

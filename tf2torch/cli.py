@@ -252,14 +252,17 @@ def verify(source: Path, out_dir: Path, input_shape: tuple[int, ...] | None = No
 @main.command()
 @click.option("--tf-ops", is_flag=True, help="List the TF op types a graph (.pb, .meta, SavedModel) may use.")
 @click.option("--tflite-ops", is_flag=True, help="List the TFLite builtin operators a .tflite model may use.")
-@click.option("--tflite-int8-ops", "tflite_int8_ops", is_flag=True,
+@click.option("--tflite-int8-ops", "tflite_int", flag_value="int8",
               help="List the TFLite operators a full-integer int8 model may use (LiteRT's integer kernels, emulated).")
+@click.option("--tflite-int16-ops", "tflite_int", flag_value="int16",
+              help="The same for int16 activations (16x8 models).")
+@click.option("--tflite-uint8-ops", "tflite_int", flag_value="uint8", help="The same for uint8 activations.")
 @click.option("--keras-hub", "keras_hub", is_flag=True,
               help="List the keras-hub model classes whose Backbone.save() files tf2torch generates PyTorch for.")
 @click.option("--refused", is_flag=True, help="List the keras.layers classes tf2torch refuses, each with why.")
-def layers(tf_ops: bool, tflite_ops: bool, tflite_int8_ops: bool, keras_hub: bool, refused: bool) -> None:
+def layers(tf_ops: bool, tflite_ops: bool, tflite_int: str | None, keras_hub: bool, refused: bool) -> None:
     """List the Keras layer classes tf2torch converts (--tf-ops: the TF graph op types; --tflite-ops: the
-    TFLite operators; --tflite-int8-ops: those of full-integer models; --keras-hub: the
+    TFLite operators; --tflite-int8-ops, -int16-ops, -uint8-ops: those on integer activations; --keras-hub: the
     keras-hub models; --refused: the Keras classes it refuses, and why). Any other class is refused by
     name, never converted approximately."""
     if refused:
@@ -282,10 +285,10 @@ def layers(tf_ops: bool, tflite_ops: bool, tflite_int8_ops: bool, keras_hub: boo
 
         click.echo("\n".join(lite.supported_ops()))
         return
-    if tflite_int8_ops:
+    if tflite_int:
         from .tflite import lower as lite
 
-        click.echo("\n".join(lite.supported_int8_ops()))
+        click.echo("\n".join(lite.supported_int_ops(tflite_int)))
         return
     from .layers import registry  # importing tf2torch.layers registers every converter
 

@@ -215,7 +215,7 @@ def test_file(folder, name, variant):
     """Each file converts and matches the interpreter, or is refused for operators whose integer
     kernel is not emulated, naming them (or for a known cause, KNOWN)."""
     from tf2torch.tflite.base import supported_int
-    from tf2torch.tflite.lower import supported_int8_ops
+    from tf2torch.tflite.lower import supported_int_ops
 
     if name in SLOW_MODELS:
         pytest.skip("TF2TORCH_SLOW=1 runs it (TF's converter: ~10 s)")
@@ -234,7 +234,7 @@ def test_file(folder, name, variant):
         # only integer kernels may be missing: a float or hybrid operator tf2torch lists is never refused
         assert variant in INTEGER or variant == "dynamic-range", result.message
         named = _blamed(result.message, result.ops, by_dtype=False)
-        emulated = {"full-integer": supported_int8_ops(), "16x8": supported_int("int16"),
+        emulated = {"full-integer": supported_int_ops("int8"), "16x8": supported_int("int16"),
                     "uint8-io": supported_int("uint8")}.get(variant, [])
         wrongly = named & set(emulated)
         assert not wrongly, f"refused for operators whose integer form is emulated: {sorted(wrongly)}: {result.message}"

@@ -178,10 +178,10 @@ def supported_ops() -> list[str]:
     return supported()
 
 
-def supported_int8_ops() -> list[str]:
-    """Every operator a full-integer int8 model may hold: an integer kernel emulated, or one that only
-    moves values (between tensors of one scale and zero point)."""
-    return sorted(set(supported_int()) | {op for op in ops_int.MOVES if lookup_lite(op) is not None})
+def supported_int_ops(kind: str = "int8") -> list[str]:
+    """Every operator that may read or write ``kind`` (int8, int16, uint8) activations: an integer kernel
+    emulated, or one that only moves values (between tensors of one scale and zero point)."""
+    return sorted(set(supported_int(kind)) | {op for op in ops_int.MOVES if lookup_lite(op) is not None})
 
 
 def _signature_keys(model: LiteModel) -> tuple[dict[int, str], dict[int, str]]:
