@@ -20,9 +20,11 @@ _CLASSES = {"TFLiteQuantConv2d": "TFLiteUint8Conv2d", "TFLiteQuantLinear": "TFLi
             "TFLiteQuantAdd": "TFLiteUint8Add", "TFLiteQuantMul": "TFLiteUint8Mul", "TFLiteQuantMean": "TFLiteUint8Mean",
             "TFLiteQuantAvgPool2d": "TFLiteUint8AvgPool2d", "TFLiteQuantMaxPool2d": "TFLiteUint8MaxPool2d",
             "TFLiteQuantLUT": "TFLiteUint8LUT", "TFLiteQuantSoftmax": "TFLiteUint8Softmax"}
-# The rounding of the conv / fully-connected requantization's final shift (runtime/lite_int.py): measured
-# against the interpreter in tests/tflite/test_uint8_tf1.py.
-UPWARD = True
+# Whether the requantization's final shift rounds half up (else half away from zero, RoundingDivideByPOT), per
+# kernel, as measured against the interpreter (tests/tflite/test_uint8_tf1.py, its "ties" model): the uint8
+# CONV_2D and FULLY_CONNECTED go through the gemm path, whose output stage rounds half up; the uint8 depthwise
+# kernel's scalar output stage (DepthwiseConvGeneral) is RoundingDivideByPOT, half away from zero.
+UPWARD = {"conv": True, "depthwise": False, "dense": True}
 
 
 def _as_uint8(converted: Converted, extra: tuple[tuple[str, object], ...] = ()) -> Converted:
@@ -39,8 +41,9 @@ def _as_uint8(converted: Converted, extra: tuple[tuple[str, object], ...] = ()) 
 
 def _weighted(int8: Callable[[Ctx], Converted]) -> Callable[[Ctx], Converted]:
     def convert(ctx: Ctx) -> Converted:
+        kind = "dense" if "units" in ctx.config else "depthwise" if ctx.config.get("depthwise") else "conv"
         return _as_uint8(int8(ctx), (("weight_zero_point", config_int(ctx, "weight_zero_point")),
-                                     ("upward", UPWARD)))
+                                     ("upward", UPWARD[kind])))
     return convert
 
 
