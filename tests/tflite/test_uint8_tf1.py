@@ -120,3 +120,34 @@ def test_matches_the_reference_kernels(folder, name):
         s = np.concatenate(steps[k])
         print(f"{name} uint8 output {d['name']!r}: {np.mean(s == 0):.2%} exact, max {s.max()} steps ({s.size} values)")
         assert s.max() == 0, f"{name} output {d['name']!r}: {np.mean(s == 0):.2%} exact"
+
+
+REFUSED = {"tanh_sub": ("full-integer uint8 model", "TANH (no uint8 integer kernel", "SUB", "--dequantize"),
+           "mean_keep_dims": ("MEAN", "a uint8 mean over axes [1, 2]", "keep_dims True")}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_unemulated_uint8_operators_refused(tmp_path, case):
+    """On uint8, TANH and SUB (every kind named at once, with the --dequantize route) and a MEAN over height and
+    width with keep_dims (the builtin kernel's own path, not measured) are refused: exit 1, one line, nothing
+    written."""
+    import tensorflow as tf
+
+    from tests.test_hostile import refuses_without_output
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (1, 4, 4, 3), name="x")
+        y = tf.nn.conv2d(x, np.random.default_rng(0).normal(0, .3, (1, 1, 3, 3)).astype(np.float32), 1, "SAME")
+        if case == "tanh_sub":
+            out = tf.tanh(tf.subtract(y, tf.nn.relu(y)), name="out")
+        else:
+            out = tf.reduce_mean(y, [1, 2], keepdims=True, name="out")
+        with tf.compat.v1.Session() as session:
+            converter = tf.compat.v1.lite.TFLiteConverter.from_session(session, [x], [out])
+            converter.inference_type = tf.uint8
+            converter.quantized_input_stats = {"x": (128.0, 40.0)}
+            converter.default_ranges_stats = (-6, 6)
+            path = tmp_path / "refused.tflite"
+            path.write_bytes(converter.convert())
+    refuses_without_output(tmp_path / "run", path, *REFUSED[case])

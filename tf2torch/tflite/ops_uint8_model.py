@@ -18,8 +18,8 @@ import numpy as np
 from ..map import layouts
 from ..tfgraph.base import Tensor, Value
 from .base import LiteCtx, int_op
-from .ops_math import same_rank
 from .ops_int import int32_bias, window_config, window_output_shape
+from .ops_math import same_rank
 from .ops_uint8 import uint8_params
 from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier, softmax_table
 
