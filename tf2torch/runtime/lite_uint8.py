@@ -6,11 +6,11 @@ CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED take uint8 weights with a weight 
 requantized once for all channels (``MultiplyByQuantizedMultiplier``, rounded as measured in
 tests/tflite/test_uint8_tf1.py), plus the output zero point, clamped to [0, 255].
 
-ADD, MUL, MEAN, MAX_POOL_2D, SOFTMAX and LOGISTIC compute what their int8 kernels compute, with the offsets: LiteRT's uint8 and int8 paths of
-those kernels only use q - zero point and the clamp bounds, so a
-uint8 value q is the int8 value q - 128 with every zero point and bound lowered by 128
-(``tflite/ops_uint8_model.py`` writes the parameters so); each class here wraps its int8 module between
-``lite_from_uint8`` and ``lite_to_uint8``.
+ADD, MUL, MEAN, MAX_POOL_2D, SOFTMAX and LOGISTIC compute what their int8 kernels compute: those kernels
+only use q - zero point and the clamp bounds, so a uint8 value q is the int8 value q - 128 with every zero
+point and bound lowered by 128 (``tflite/ops_uint8_model.py`` writes the parameters so); each class here wraps
+its int8 module (``runtime/lite_int.py``, ``lite_int_act.py``) between ``lite_from_uint8`` and
+``lite_to_uint8``. AVERAGE_POOL_2D has its own rounding (below).
 """
 
 from __future__ import annotations
