@@ -109,6 +109,14 @@ def lstm_wide(keras):
     return keras.Model(inp, L.Dense(3)(L.LSTM(48)(inp)))
 
 
-MODELS = {"int_moves": int_moves, "int_more": int_more, "int_spatial": int_spatial, "tconv_wide": tconv_wide, "sparse": sparse, "lstm_wide": lstm_wide}
+def reduce_prod(keras):
+    """REDUCE_PROD after a Dense: TF's converter writes it int8 in a full-integer model, a kernel tf2torch
+    does not emulate (test_models.py's refusal case)."""
+    inp = keras.Input((5, 6))
+    return keras.Model(inp, keras.layers.Lambda(lambda t: keras.ops.prod(t, axis=-1))(keras.layers.Dense(6)(inp)))
+
+
+MODELS = {"int_moves": int_moves, "int_more": int_more, "int_spatial": int_spatial, "tconv_wide": tconv_wide, "sparse": sparse,
+          "lstm_wide": lstm_wide, "reduce_prod": reduce_prod}
 TF_KERAS = frozenset({"lstm_wide"})
 SPARSE = frozenset({"sparse"})  # converted with EXPERIMENTAL_SPARSITY (pruned first)

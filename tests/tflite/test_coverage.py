@@ -70,10 +70,8 @@ INTEGER = ("full-integer", "16x8", "uint8-io")
 SLOW_MODELS = frozenset() if os.environ.get("TF2TORCH_SLOW") == "1" else frozenset({"lstm_wide"})
 SLOW_ONLY = frozenset({"UNIDIRECTIONAL_SEQUENCE_LSTM"})  # the operator only they hold
 # Refusals that are not about an operator's integer kernel, each with its cause (checked in the message):
-# - TF's converter feeds a sparse float16 weight to DEQUANTIZE, which LiteRT's kernel reads past its end;
-# - with float16 weights TF's converter makes the LSTM's states float16 constants through DEQUANTIZE
-#   (not variable tensors): tf2torch leaves them unaccounted for and refuses (not fixed yet)
-KNOWN = {("sparse", "float16"): "reads the sparse constant", ("lstm_wide", "float16"): "nothing took: 'arith.constant"}
+# - TF's converter feeds a sparse float16 weight to DEQUANTIZE, which LiteRT's kernel reads past its end
+KNOWN = {("sparse", "float16"): "reads the sparse constant"}
 
 
 def _variants(name: str, variant: str) -> tuple[str, ...]:
@@ -120,7 +118,7 @@ def _run(folder: Path, name: str, variant: str) -> Outcome:
     result = Outcome(ops=_forms(path))
     try:
         model, conversion = convert_in_memory(path)
-    except Tf2TorchError as exc:  # (a MappingError too: the contract not met, the LSTM's float16 states)
+    except Tf2TorchError as exc:  # (a MappingError too: the contract not met)
         result.status, result.message = "refused", str(exc)
         return result
     counts = conversion.report.counts()

@@ -38,3 +38,32 @@ def test_squeeze_with_open_sizes(tmp_path):
     with torch.no_grad():
         out = model(*feed)
     check(to_tf_layout(out), expected, "squeeze_dynamic", float64_drift(model, feed))
+
+
+def test_float16_lstm_starts_from_its_zero_states(tmp_path):
+    """With float16 weights TF's converter writes the LSTM's output and cell states as float16 constants of
+    zeros DEQUANTIZEd into the state variables: converted (the zero state LiteRT's first invocation starts
+    from), both constants accounted for as skipped weights of the LSTM, compared with the interpreter."""
+    path = make_tflite(tmp_path, "lstm", fp16=True)
+    result = compare(path)
+    skipped = [e for e in result.report.entries if e.status == "skipped"]
+    print("float16 LSTM: skipped", [(e.source, e.shape, e.dtype) for e in skipped])
+    assert len(skipped) == 2 and all(e.dtype == "float16" and "unidirectional_sequence_lstm" in e.reason
+                                     for e in skipped)
+    assert "TFLiteLSTM(" in result.model_source
+
+    # the same file with a non-zero float16 cell state (a buffer of its own): not LiteRT's reset state, refused
+    from tests.test_hostile import refuses_without_output
+    from tests.tflite.test_quantized import _rewritten
+
+    def ones(model, schema):
+        graph = model.subgraphs[0]
+        lstm = next(op for op in graph.operators if len(op.inputs) > 19)
+        dequantize = next(op for op in graph.operators if list(op.outputs) == [lstm.inputs[19]])
+        buffer = schema.BufferT()
+        buffer.data = np.ones(graph.tensors[dequantize.inputs[0]].shape, np.float16).view(np.uint8).ravel()
+        model.buffers.append(buffer)
+        graph.tensors[dequantize.inputs[0]].buffer = len(model.buffers) - 1
+
+    print(refuses_without_output(tmp_path, _rewritten(path, tmp_path / "cell_ones.tflite", ones),
+                                 "UNIDIRECTIONAL_SEQUENCE_LSTM", "cell_state (input 19) starts from a non-zero"))

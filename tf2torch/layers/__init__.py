@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registration)
     image,
     lite_int,
     lite_int16,
+    lite_int_lstm,
     lite_int_math,
     lite_int_spatial,
     lite_lstm,

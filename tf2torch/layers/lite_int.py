@@ -8,6 +8,7 @@ TF's SAME padding is planned here, by the one SAME rule (``rewrite/same.py``), a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,10 +75,21 @@ def call_module(module: Module, out: TensorInfo, params: tuple[Param, ...] = (),
     return Converted((apply_module(module),), (out,), params, helpers=(helper or module.cls,))
 
 
-@converter(INT + "Conv2D", wants="cf")
-def conv(ctx: Ctx) -> Converted:
-    names = ["kernel", "bias"] if len(ctx.layer.weights) == 2 else ["kernel"]
-    w = bind(ctx, names)
+@dataclass(frozen=True)
+class IntConv:
+    """What an integer conv layer's config fixes (shared by the int8 and int16 conv converters)."""
+
+    channels: int
+    out_c: int
+    depthwise: bool
+    out: TensorInfo  # channels-first output
+    multiplier: list[int]
+    shift: list[int]
+    window: tuple[tuple[str, Any], ...]  # stride, padding, dilation, groups: the module's keyword arguments
+
+
+def int_conv(ctx: Ctx) -> IntConv:
+    """An integer Conv2D layer's geometry and per-channel requantization, checked against each other."""
     channels = ctx.x.shape[-1]
     depthwise = bool(ctx.config.get("depthwise"))
     out_c = channels * config_int(ctx, "depth_multiplier") if depthwise else config_int(ctx, "filters")  # type: ignore[operator]
@@ -85,15 +97,24 @@ def conv(ctx: Ctx) -> Converted:
     multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
     if len(multiplier) != out_c or len(shift) != out_c:
         raise ctx.unsupported(f"{len(multiplier)} multipliers for {out_c} output channels")
-    module = Module("TFLiteQuantConv2d", (channels, out_c, tuple(config_ints(ctx, "kernel_size"))), (
-        ("stride", tuple(config_ints(ctx, "strides"))), ("padding", pads),
-        ("dilation", tuple(ctx.config.get("dilation_rate") or (1, 1))), ("groups", channels if depthwise else 1),
+    window = (("stride", tuple(config_ints(ctx, "strides"))), ("padding", pads),
+              ("dilation", tuple(ctx.config.get("dilation_rate") or (1, 1))), ("groups", channels if depthwise else 1))
+    return IntConv(channels, out_c, depthwise, TensorInfo((*out, out_c), "cf"), multiplier, shift, window)
+
+
+@converter(INT + "Conv2D", wants="cf")
+def conv(ctx: Ctx) -> Converted:
+    names = ["kernel", "bias"] if len(ctx.layer.weights) == 2 else ["kernel"]
+    w = bind(ctx, names)
+    c = int_conv(ctx)
+    module = Module("TFLiteQuantConv2d", (c.channels, c.out_c, tuple(config_ints(ctx, "kernel_size"))), (
+        *c.window,
         ("input_zero_point", config_int(ctx, "input_zero_point")), ("output_zero_point", config_int(ctx, "output_zero_point")),
         *range_kwargs(ctx)))
-    params = [param("", "weight", w["kernel"], "depthwise2d" if depthwise else "conv2d"),
-              int32_param("multiplier", multiplier), int32_param("shift", shift)]
-    params.append(param("", "bias", w["bias"]) if "bias" in w else int32_param("bias", [0] * out_c))
-    return call_module(module, TensorInfo((*out, out_c), "cf"), tuple(params))
+    params = [param("", "weight", w["kernel"], "depthwise2d" if c.depthwise else "conv2d"),
+              int32_param("multiplier", c.multiplier), int32_param("shift", c.shift)]
+    params.append(param("", "bias", w["bias"]) if "bias" in w else int32_param("bias", [0] * c.out_c))
+    return call_module(module, c.out, tuple(params))
 
 
 @converter(INT + "Dense", wants="keras", accepts_flat=True)

@@ -17,6 +17,7 @@ from .lite_int import (  # the int8 layers' config readers and SAME rule
     config_int,
     config_ints,
     int32_param,
+    int_conv,
     range_kwargs,
     tflite_order,
     window_pads,
@@ -39,20 +40,12 @@ def _table(name: str, values: list, dtype: str) -> Param:
 @converter(INT16 + "Conv2D", wants="cf")
 def conv(ctx: Ctx) -> Converted:
     w = _kernel_bias(ctx)
-    channels = ctx.x.shape[-1]
-    depthwise = bool(ctx.config.get("depthwise"))
-    out_c = channels * config_int(ctx, "depth_multiplier") if depthwise else config_int(ctx, "filters")  # type: ignore[operator]
-    pads, out = window_pads(ctx)
-    multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
-    if len(multiplier) != out_c or len(shift) != out_c:
-        raise ctx.unsupported(f"{len(multiplier)} multipliers for {out_c} output channels")
-    module = Module("TFLiteQuant16Conv2d", (channels, out_c, tuple(config_ints(ctx, "kernel_size"))), (
-        ("stride", tuple(config_ints(ctx, "strides"))), ("padding", pads),
-        ("dilation", tuple(ctx.config.get("dilation_rate") or (1, 1))), ("groups", channels if depthwise else 1),
-        *range_kwargs(ctx)))
-    params = (param("", "weight", w["kernel"], "depthwise2d" if depthwise else "conv2d"), param("", "bias", w["bias"]),
-              int32_param("multiplier", multiplier), int32_param("shift", shift))
-    return call_module(module, TensorInfo((*out, out_c), "cf"), params)
+    c = int_conv(ctx)
+    module = Module("TFLiteQuant16Conv2d", (c.channels, c.out_c, tuple(config_ints(ctx, "kernel_size"))),
+                    (*c.window, *range_kwargs(ctx)))
+    params = (param("", "weight", w["kernel"], "depthwise2d" if c.depthwise else "conv2d"), param("", "bias", w["bias"]),
+              int32_param("multiplier", c.multiplier), int32_param("shift", c.shift))
+    return call_module(module, c.out, params)
 
 
 @converter(INT16 + "Dense", wants="keras", accepts_flat=True)

@@ -11,6 +11,9 @@ from .registry import converter
 TF = "tf2torch>"
 GATES = ("i", "f", "c", "o")  # TFLite's order: input, forget, cell, output (torch's i, f, g, o)
 WEIGHTS = tuple(f"w_ih_{g}" for g in GATES) + tuple(f"w_hh_{g}" for g in GATES) + tuple(f"b_{g}" for g in GATES)
+# A float16 file's zero states (float16 constants DEQUANTIZEd into the state variables; tflite/ops_rnn.py
+# checks they are zeros): weights of the layer the module does not need, so the report lists them skipped.
+STATES = ("output_state", "cell_state")
 
 
 @converter(TF + "LiteLSTM", wants="keras", weights=WEIGHTS)
@@ -21,7 +24,7 @@ def lite_lstm(ctx: Ctx) -> Converted:
         raise ctx.unsupported(f"config cell_clip {clip!r}")
     if ctx.x.rank != 3 or ctx.x.shape[-1] is None or not isinstance(units, int):
         raise ctx.unsupported(f"expected a (N, T, C) input with C known, found {ctx.x.shape}")
-    w = bind(ctx, list(WEIGHTS))
+    w = bind(ctx, list(WEIGHTS) + list(STATES) * (len(ctx.layer.weights) == len(WEIGHTS) + len(STATES)))
     for name in WEIGHTS:
         want = (units,) if name.startswith("b_") else (units, ctx.x.shape[-1] if "_ih_" in name else units)
         if tuple(w[name].shape) != want:

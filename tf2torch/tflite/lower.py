@@ -28,6 +28,7 @@ from . import (  # noqa: F401,E501  (registration)
     ops_int16,
     ops_int16_act,
     ops_int_act,
+    ops_int_lstm,
     ops_int_math,
     ops_int_spatial,
     ops_math,

@@ -9,6 +9,8 @@ is then moved, not changed. Anything else is refused by name, all at once (``tfl
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..map import layouts
@@ -102,35 +104,46 @@ def int32_bias(ctx: LiteCtx, i: int) -> list[tuple[str, Const]]:
 def conv(ctx: LiteCtx) -> tuple[Value, ...]:
     x, kernel = ctx.tensor(0), ctx.const(1, "filter")
     (s_in, z_in), (s_out, z_out) = io_params(ctx)
+    kernel, out_c, extra = conv_kernel(ctx, x, kernel)
+    window = window_config(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
+    config = {**window, **extra, **fused_range(ctx, (s_out, z_out)), **channel_multipliers(ctx, s_in, s_out, 1),
+              "input_zero_point": z_in, "output_zero_point": z_out, "depthwise": ctx.op == "DEPTHWISE_CONV_2D"}
+    # a dilated conv's space-to-batch paddings are the zero point's (tflite/atrous.py)
+    return conv_layer(ctx, INT + "Conv2D", x, window, config, [("kernel", kernel), *int32_bias(ctx, 2)], out_c)
+
+
+def conv_kernel(ctx: LiteCtx, x: Value, kernel: Value) -> tuple[Value, int, dict[str, Any]]:
+    """An integer CONV_2D / DEPTHWISE_CONV_2D's int8 filter in Keras's layout, its output channels and the
+    config entries that size it (shared by the int8 and int16 converters)."""
     if len(kernel.shape) != 4 or kernel.var.dtype.name != "int8":
         raise ctx.unsupported(f"a {kernel.var.dtype.name} filter of shape {list(kernel.shape)}")
-    depthwise = ctx.op == "DEPTHWISE_CONV_2D"
     channels = x.shape[-1]
-    if depthwise:
+    if ctx.op == "DEPTHWISE_CONV_2D":
         if channels is None or kernel.shape[0] != 1 or kernel.shape[3] % channels:
             raise ctx.unsupported(f"a depthwise filter of shape {list(kernel.shape)} on {channels} channels")
         kernel = ctx.relayout(kernel, layouts.tflite_depthwise(channels))
-        out_c, extra = kernel.shape[2] * kernel.shape[3], {"depth_multiplier": kernel.shape[3]}
-    else:
-        kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d"))
-        if channels != kernel.shape[2]:
-            raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
-        out_c, extra = kernel.shape[3], {"filters": kernel.shape[3]}
-    window = window_config(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
-    config = {**window, **extra, **fused_range(ctx, (s_out, z_out)), **channel_multipliers(ctx, s_in, s_out, 1),
-              "input_zero_point": z_in, "output_zero_point": z_out, "depthwise": depthwise}
-    weights = [("kernel", kernel), *int32_bias(ctx, 2)]
+        return kernel, kernel.shape[2] * kernel.shape[3], {"depth_multiplier": kernel.shape[3]}
+    kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d"))
+    if channels != kernel.shape[2]:
+        raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
+    return kernel, kernel.shape[3], {"filters": kernel.shape[3]}
+
+
+def conv_layer(ctx: LiteCtx, layer: str, x: Value, window: dict[str, Any], config: dict[str, Any],
+               weights: list[tuple[str, Value]], out_c: int) -> tuple[Value, ...]:
+    """The integer conv ``layer`` on ``x``, with a dilated conv's space-to-batch paddings and crops put back
+    (tflite/atrous.py): the paddings become the conv's explicit padding, the crops a Cropping2D."""
     pads, crops = ctx.option("atrous_pad"), ctx.option("atrous_crop")
     shape_in = x.shape
-    if pads:  # a dilated conv put back from SPACE_TO_BATCH_ND (tflite/atrous.py): its paddings are the zero point's
+    if pads:
         if window["padding"] != "valid":
-            raise ctx.unsupported("a dilated int8 convolution with SAME padding inside its space-to-batch")
+            raise ctx.unsupported("a dilated integer convolution with SAME padding inside its space-to-batch")
         config["explicit_padding"] = [list(p) for p in pads]
         shape_in = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:3], pads)),
                     x.shape[3])
     shape = window_output_shape(shape_in, window, out_c)
-    y = ctx.layer(INT + "Conv2D", config, [x], shape, weights=weights, name=ctx.name)
-    if crops and any(a or b for a, b in crops):  # BATCH_TO_SPACE_ND's crops: slicing moves int8 values as they are
+    y = ctx.layer(layer, config, [x], shape, weights=weights, name=ctx.name)
+    if crops and any(a or b for a, b in crops):  # BATCH_TO_SPACE_ND's crops: slicing moves integers as they are
         shape = (y.shape[0], *(None if s is None else s - a - b for s, (a, b) in zip(y.shape[1:3], crops)), y.shape[3])
         y = ctx.layer("Cropping2D", {"cropping": crops, "data_format": "channels_last"}, [y], shape,
                       name=f"{ctx.name}/crop")

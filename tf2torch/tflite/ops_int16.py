@@ -16,6 +16,8 @@ from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op
 from .ops_int import (  # the int8 path's window and multiplier rules
     channel_multipliers,
+    conv_kernel,
+    conv_layer,
     pad,
     window_config,
     window_output_shape,
@@ -63,38 +65,12 @@ def _bias64(ctx: LiteCtx) -> list[tuple[str, Const]]:
 def conv(ctx: LiteCtx) -> tuple[Value, ...]:
     x, kernel = ctx.tensor(0), ctx.const(1, "filter")
     s_in, s_out = scale16(ctx, ctx.operator.inputs[0]), scale16(ctx, ctx.operator.outputs[0])
-    if len(kernel.shape) != 4 or kernel.var.dtype.name != "int8":
-        raise ctx.unsupported(f"a {kernel.var.dtype.name} filter of shape {list(kernel.shape)}")
-    depthwise = ctx.op == "DEPTHWISE_CONV_2D"
-    channels = x.shape[-1]
-    if depthwise:
-        if channels is None or kernel.shape[0] != 1 or kernel.shape[3] % channels:
-            raise ctx.unsupported(f"a depthwise filter of shape {list(kernel.shape)} on {channels} channels")
-        kernel = ctx.relayout(kernel, layouts.tflite_depthwise(channels))
-        out_c, extra = kernel.shape[2] * kernel.shape[3], {"depth_multiplier": kernel.shape[3]}
-    else:
-        kernel = ctx.relayout(kernel, layouts.get("tflite_conv2d"))
-        if channels != kernel.shape[2]:
-            raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
-        out_c, extra = kernel.shape[3], {"filters": kernel.shape[3]}
+    kernel, out_c, extra = conv_kernel(ctx, x, kernel)
     window = window_config(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
-    config = {**window, **extra, **range16(ctx, s_out), **channel_multipliers(ctx, s_in, s_out, 1), "depthwise": depthwise}
-    weights = [("kernel", kernel), *_bias64(ctx)]
-    pads, crops = ctx.option("atrous_pad"), ctx.option("atrous_crop")
-    shape_in = x.shape
-    if pads:  # a dilated conv put back from SPACE_TO_BATCH_ND (tflite/atrous.py): its paddings are zeros
-        if window["padding"] != "valid":
-            raise ctx.unsupported("a dilated int16 convolution with SAME padding inside its space-to-batch")
-        config["explicit_padding"] = [list(p) for p in pads]
-        shape_in = (x.shape[0], *(None if s is None else s + a + b for s, (a, b) in zip(x.shape[1:3], pads)),
-                    x.shape[3])
-    shape = window_output_shape(shape_in, window, out_c)
-    y = ctx.layer(INT16 + "Conv2D", config, [x], shape, weights=weights, name=ctx.name)
-    if crops and any(a or b for a, b in crops):  # BATCH_TO_SPACE_ND's crops: slicing moves values as they are
-        shape = (y.shape[0], *(None if s is None else s - a - b for s, (a, b) in zip(y.shape[1:3], crops)), y.shape[3])
-        y = ctx.layer("Cropping2D", {"cropping": crops, "data_format": "channels_last"}, [y], shape,
-                      name=f"{ctx.name}/crop")
-    return (y,)
+    config = {**window, **extra, **range16(ctx, s_out), **channel_multipliers(ctx, s_in, s_out, 1),
+              "depthwise": ctx.op == "DEPTHWISE_CONV_2D"}
+    # a dilated conv's space-to-batch paddings are zeros: int16's zero point
+    return conv_layer(ctx, INT16 + "Conv2D", x, window, config, [("kernel", kernel), *_bias64(ctx)], out_c)
 
 
 @int_op("FULLY_CONNECTED", dtype="int16")

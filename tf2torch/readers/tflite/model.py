@@ -68,6 +68,8 @@ class LiteOperator:
     outputs: tuple[int, ...]
     options: Mapping[str, Any] = field(default_factory=dict)  # the decoded builtin options
     custom_options: bytes = b""  # a CUSTOM operator's options, raw (each custom op has its own format)
+    # tensors the kernel reads only the quantization of (the integer LSTM's intermediate scales)
+    intermediates: tuple[int, ...] = ()
 
     @property
     def kind(self) -> str:

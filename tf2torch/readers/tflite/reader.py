@@ -220,7 +220,9 @@ def _subgraph(t: Table, codes: list[tuple[str, str, int]], n_buffers: int, where
         operators.append(LiteOperator(i, op, custom, version,
                                       indices(o.scalars(S.OPERATOR["inputs"], "i"), f"operator {i}'s inputs", True),
                                       indices(o.scalars(S.OPERATOR["outputs"], "i"), f"operator {i}'s outputs"),
-                                      _options(o, op, f"{here}: operator {i}"), bytes(o.buf[start:start + size])))
+                                      _options(o, op, f"{here}: operator {i}"), bytes(o.buf[start:start + size]),
+                                      indices(o.scalars(S.OPERATOR["intermediates"], "i"),
+                                              f"operator {i}'s intermediates")))
     return LiteSubgraph(name, tensors, indices(t.scalars(S.SUBGRAPH["inputs"], "i"), "the inputs"),
                         indices(t.scalars(S.SUBGRAPH["outputs"], "i"), "the outputs"), tuple(operators))
 

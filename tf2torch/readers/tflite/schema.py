@@ -125,7 +125,7 @@ TENSOR = {"shape": 0, "type": 1, "buffer": 2, "name": 3, "quantization": 4, "is_
 QUANTIZATION = {"min": 0, "max": 1, "scale": 2, "zero_point": 3, "details_type": 4, "quantized_dimension": 6}
 BUFFER = {"data": 0, "offset": 1, "size": 2}
 OPERATOR = {"opcode_index": 0, "inputs": 1, "outputs": 2, "builtin_options_type": 3, "builtin_options": 4,
-            "custom_options": 5}
+            "custom_options": 5, "intermediates": 8}
 METADATA = {"name": 0, "buffer": 1}
 SIGNATURE_DEF = {"inputs": 0, "outputs": 1, "signature_key": 2, "subgraph_index": 4}
 TENSOR_MAP = {"name": 0, "tensor_index": 1}
