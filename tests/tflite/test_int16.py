@@ -173,35 +173,6 @@ def test_int16_logistic_and_tanh_refused(folder, tmp_path):
                            "TANH", "--dequantize")
 
 
-def test_tf1_uint8_model_refused(tmp_path):
-    """TF 2's converter still makes TF 1-style uint8 models (tf.compat.v1.lite, inference_type uint8, fake-quant
-    ranges): uint8 weights and activations throughout. Their uint8 kernels are not emulated: every operator
-    kind is named, nothing written."""
-    from tests.conftest import require_tf
-    from tests.test_hostile import refuses_without_output
-
-    tf = require_tf()
-    tf1 = tf.compat.v1
-    rng = np.random.default_rng(0)
-    graph = tf.Graph()
-    with graph.as_default():
-        x = tf1.placeholder(tf.float32, (1, 9, 8, 3), name="input")
-        fq = tf.quantization.fake_quant_with_min_max_args
-        w = fq(tf.constant(rng.normal(0, 0.3, (3, 3, 3, 8)).astype(np.float32)), -1.0, 1.0)
-        y = fq(tf.nn.relu6(tf.nn.conv2d(fq(x, -2.0, 2.0), w, 2, "SAME")), 0.0, 6.0)
-        f = tf.reshape(fq(tf.nn.avg_pool2d(y, 2, 2, "VALID"), 0.0, 6.0), (1, -1))
-        fw = fq(tf.constant(rng.normal(0, 0.1, (int(f.shape[1]), 5)).astype(np.float32)), -1.0, 1.0)
-        out = tf.identity(tf.nn.softmax(fq(tf.matmul(f, fw), -8.0, 8.0)), name="out")
-        with tf1.Session(graph=graph) as sess:
-            converter = tf1.lite.TFLiteConverter.from_session(sess, [x], [out])
-            converter.inference_type = tf.uint8
-            converter.quantized_input_stats = {"input": (127.5, 127.5 / 2.0)}
-            path = tmp_path / "tf1_uint8.tflite"
-            path.write_bytes(converter.convert())
-    refuses_without_output(tmp_path / "run", path, "full-integer uint8 model", "CONV_2D (no uint8 integer kernel",
-                           "FULLY_CONNECTED", "AVERAGE_POOL_2D", "SOFTMAX", "--dequantize")
-
-
 def test_verify_16x8_compares_int16_codes_and_names_a_broken_operator(cnn16, tmp_path):
     """``tf2torch verify`` of a 16x8 model (float input, int16 inside): each weighted operator's int16 output
     against the interpreter's, in steps (the first CONV_2D's fused RELU6 is the module's own clamp, not Keras's

@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (registration)
     lite_quant,
     lite_quant_bmm,
     lite_quant_lstm,
+    lite_uint8,
     merge,
     misc,
     norm,

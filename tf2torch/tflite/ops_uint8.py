@@ -1,7 +1,7 @@
 """uint8 tensors in full-integer models: the ends TF 2's converter writes for ``inference_input_type`` /
 ``inference_output_type`` ``tf.uint8`` (QUANTIZE uint8 -> int8 after the input, int8 -> uint8 before the
-output: LiteRT's ``Requantize``), QUANTIZE float -> uint8 and DEQUANTIZE uint8 -> float. Other operators on
-uint8 (TF 1's uint8 models, quantization-aware-trained) are refused by name (``tflite/lower.py``).
+output: LiteRT's ``Requantize``), QUANTIZE float -> uint8 and DEQUANTIZE uint8 -> float. TF 1's all-uint8
+models (uint8 weights and activations throughout): ``tflite/ops_uint8_model.py``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,160 @@
+"""TF 1-style all-uint8 TFLite models (``tf.compat.v1.lite.TFLiteConverter`` with ``inference_type=tf.uint8``:
+uint8 weights with a zero point, uint8 activations, int32 biases), made at test time from seeded graphs, then
+converted (``tflite/ops_uint8_model.py``) and compared in uint8 with the interpreter's builtin kernels without
+delegates on every output; each graph's outputs include the intermediate tensors so every operator is compared
+on its own (the ``ties`` model pins the rounding of the requantization's final shift). Printed: exact fraction and max steps. The target is 100 % equal.
+
+A CNN (CONV_2D + RELU, DEPTHWISE_CONV_2D + RELU6, MAX / AVERAGE_POOL_2D, CONCATENATION, MEAN, STRIDED_SLICE,
+MUL and ADD of tensors, LOGISTIC, RESHAPE, FULLY_CONNECTED, SOFTMAX) quantized with ``default_ranges_stats``,
+and an MLP whose ranges come from fake-quant nodes (so the scales and zero points differ from op to op).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.tflite.models import _interpreter
+from tests.util import convert_in_memory, to_tf_layout, to_torch_layout
+
+pytestmark = pytest.mark.tf
+
+
+def _cnn(tf, rng):
+    x = tf.compat.v1.placeholder(tf.float32, (1, 12, 12, 3), name="x")
+    y = tf.nn.conv2d(x, rng.normal(0, .3, (3, 3, 3, 8)).astype(np.float32), 2, "SAME")
+    conv = tf.nn.relu(tf.nn.bias_add(y, rng.normal(0, .1, 8).astype(np.float32)), name="conv")
+    y = tf.nn.depthwise_conv2d(conv, rng.normal(0, .3, (3, 3, 8, 1)).astype(np.float32), [1, 1, 1, 1], "SAME")
+    dw = tf.nn.relu6(y + rng.normal(0, .1, 8).astype(np.float32), name="dw")
+    y = tf.concat([tf.nn.max_pool2d(dw, 2, 1, "SAME"), tf.nn.avg_pool2d(dw, 3, 1, "SAME")], -1, name="pools")
+    mean = tf.reduce_mean(y, [1, 2], name="mean")
+    flat = tf.reshape(y, (1, -1))
+    fc = tf.add(tf.matmul(flat, rng.normal(0, .05, (flat.shape[-1], 10)).astype(np.float32)),
+                rng.normal(0, .1, 10).astype(np.float32), name="fc")
+    return [x], [conv, dw, y, mean, fc, tf.nn.softmax(fc, name="softmax"),
+                 tf.sigmoid(mean * mean[:, :1] + mean, name="logistic")], {"default_ranges_stats": (0, 6)}
+
+
+def _mlp(tf, rng):
+    fq = tf.quantization.fake_quant_with_min_max_args
+    x = tf.compat.v1.placeholder(tf.float32, (2, 20), name="x")
+    h = fq(tf.matmul(x, fq(rng.normal(0, .3, (20, 16)).astype(np.float32), -1.1, 0.9)) +
+           rng.normal(0, .2, 16).astype(np.float32), -3.0, 5.0)
+    h = fq(tf.nn.relu(h), 0.0, 4.0, name="h")
+    z = fq(tf.matmul(h, fq(rng.normal(0, .3, (16, 16)).astype(np.float32), -0.8, 1.3)), -2.0, 2.5)
+    s = fq(tf.add(z, h), -2.5, 6.0, name="sum")
+    m = fq(tf.multiply(s, z), -4.0, 7.0, name="prod")
+    out = fq(tf.matmul(m, fq(rng.normal(0, .3, (16, 6)).astype(np.float32), -1.0, 1.0)), -3.0, 3.0, name="logits")
+    return [x], [h, s, m, out, tf.nn.softmax(out, name="softmax")], {}
+
+
+def _ties(tf, rng):
+    """Weight scale 1, requantization multipliers near 2**-5: the final shift is short and meets exact halves
+    often, so the rounding of each kernel's shift is pinned (conv and fully-connected: half up; depthwise: half
+    away from zero; the other rule misses 0.1-0.3 % of the outputs)."""
+    fq = tf.quantization.fake_quant_with_min_max_args
+    x = tf.compat.v1.placeholder(tf.float32, (1, 8, 8, 4), name="x")
+    w = rng.uniform(-100, 150, (3, 3, 4, 8)).astype(np.float32)
+    conv = fq(tf.nn.conv2d(x, fq(w, -100.0, 155.0), 1, "SAME"), -60.0, 60.0, name="conv")
+    w = rng.uniform(-100, 150, (3, 3, 8, 1)).astype(np.float32)
+    dw = fq(tf.nn.depthwise_conv2d(conv, fq(w, -100.0, 155.0), [1, 1, 1, 1], "SAME"), -3000.0, 3000.0, name="dw")
+    w = rng.uniform(-100, 150, (512, 64)).astype(np.float32)
+    fc = fq(tf.matmul(tf.reshape(dw, (1, -1)), fq(w, -100.0, 155.0)), -6e4, 6e4, name="fc")
+    w = rng.uniform(-100, 150, (1, 1, 8, 6)).astype(np.float32)  # a 1x1 conv (no im2col) on the depthwise output
+    pointwise = fq(tf.nn.conv2d(dw, fq(w, -100.0, 155.0), 1, "VALID"), -6e4, 6e4, name="pointwise")
+    w = rng.uniform(-100, 150, (3, 3, 8, 2)).astype(np.float32)  # depth multiplier 2, stride 2
+    dw2 = fq(tf.nn.depthwise_conv2d(conv, fq(w, -100.0, 155.0), [1, 2, 2, 1], "SAME"), -3000.0, 3000.0, name="dw2")
+    return [x], [conv, dw, fc, pointwise, dw2], {}
+
+
+def _make(folder: Path, name: str) -> Path:
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs, outputs, options = {"cnn": _cnn, "mlp": _mlp, "ties": _ties}[name](tf, np.random.default_rng(3))
+        with tf.compat.v1.Session() as session:
+            converter = tf.compat.v1.lite.TFLiteConverter.from_session(session, inputs, outputs)
+            converter.inference_type = tf.uint8
+            converter.quantized_input_stats = {"x": (128.0, 40.0)}  # real = (q - 128) / 40
+            for key, value in options.items():
+                setattr(converter, key, value)
+            path = folder / f"{name}.tflite"
+            path.write_bytes(converter.convert())
+    return path
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("uint8_tf1")
+
+
+@pytest.mark.parametrize("name", ["cnn", "mlp", "ties"])
+def test_matches_the_reference_kernels(folder, name):
+    path = _make(folder, name)
+    interpreter = _interpreter(path)
+    interpreter.allocate_tensors()
+    ins, outs = interpreter.get_input_details(), interpreter.get_output_details()
+    tensors = {t["name"]: t for t in interpreter.get_tensor_details()}
+    assert all(d["dtype"] == np.uint8 for d in ins + outs)
+    assert any(t["dtype"] == np.uint8 and t["quantization"][1] not in (0, 128)
+               for t in tensors.values()), "no uint8 weights with a zero point: not a TF 1-style model"
+    model, result = convert_in_memory(path)
+    assert "TFLiteUint8Linear(" in result.model_source
+    counts = result.report.counts()
+    assert counts["missing"] == counts["unexpected"] == counts["mismatched"] == 0, counts
+    rng = np.random.default_rng(7)
+    steps: list[list[np.ndarray]] = [[] for _ in outs]
+    for _ in range(8 if name != "ties" else 30):  # random uint8 inputs over the whole range (saturating paths included)
+        xs = [rng.integers(0, 256, size=d["shape"]).astype(np.uint8) for d in ins]
+        for d, x in zip(ins, xs):
+            interpreter.set_tensor(d["index"], x)
+        interpreter.invoke()
+        with torch.no_grad():
+            got = model(*[to_torch_layout(x) for x in xs])
+        got = [to_tf_layout(o) for o in (got if isinstance(got, tuple) else (got,))]
+        for k, (mine, d) in enumerate(zip(got, outs)):
+            ref = interpreter.get_tensor(d["index"])
+            assert mine.dtype == ref.dtype == np.uint8 and mine.shape == ref.shape, (mine.dtype, mine.shape, ref.shape)
+            steps[k].append(np.abs(mine.astype(np.int64) - ref.astype(np.int64)).ravel())
+    unequal = []
+    for k, d in enumerate(outs):
+        s = np.concatenate(steps[k])
+        print(f"{name} uint8 output {d['name']!r}: {np.mean(s == 0):.2%} exact, max {s.max()} steps ({s.size} values)")
+        if s.max():
+            unequal.append(f"{d['name']!r}: {np.mean(s == 0):.2%} exact")
+    assert not unequal, f"{name}: {'; '.join(unequal)}"
+
+
+REFUSED = {"tanh_sub": ("full-integer uint8 model", "TANH (no uint8 integer kernel", "SUB", "--dequantize"),
+           "mean_keep_dims": ("MEAN", "a uint8 mean over axes [1, 2]", "keep_dims True")}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_unemulated_uint8_operators_refused(tmp_path, case):
+    """On uint8, TANH and SUB (every kind named at once, with the --dequantize route) and a MEAN over height and
+    width with keep_dims (the builtin kernel's own path, not measured) are refused: exit 1, one line, nothing
+    written."""
+    import tensorflow as tf
+
+    from tests.test_hostile import refuses_without_output
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (1, 4, 4, 3), name="x")
+        y = tf.nn.conv2d(x, np.random.default_rng(0).normal(0, .3, (1, 1, 3, 3)).astype(np.float32), 1, "SAME")
+        if case == "tanh_sub":
+            out = tf.tanh(tf.subtract(y, tf.nn.relu(y)), name="out")
+        else:
+            out = tf.reduce_mean(y, [1, 2], keepdims=True, name="out")
+        with tf.compat.v1.Session() as session:
+            converter = tf.compat.v1.lite.TFLiteConverter.from_session(session, [x], [out])
+            converter.inference_type = tf.uint8
+            converter.quantized_input_stats = {"x": (128.0, 40.0)}
+            converter.default_ranges_stats = (-6, 6)
+            path = tmp_path / "refused.tflite"
+            path.write_bytes(converter.convert())
+    refuses_without_output(tmp_path / "run", path, *REFUSED[case])

@@ -1,0 +1,62 @@
+"""TF 1's all-uint8 layers (``tflite/ops_uint8_model.py`` makes them) as the helpers of ``runtime/lite_uint8.py``.
+
+Their configs are the int8 layers' (``layers/lite_int.py``): each converter here is the int8 one with its
+module swapped for the uint8 class; the convolutions and the fully-connected layer also pass the weight zero
+point (their kernels' filter_offset) and the rounding of the requantization's final shift.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from . import lite_int
+from .base import Converted, Ctx
+from .lite_int import config_int
+from .registry import converter
+
+UINT8 = "tf2torch>LiteUint8"
+_CLASSES = {"TFLiteQuantConv2d": "TFLiteUint8Conv2d", "TFLiteQuantLinear": "TFLiteUint8Linear",
+            "TFLiteQuantAdd": "TFLiteUint8Add", "TFLiteQuantMul": "TFLiteUint8Mul", "TFLiteQuantMean": "TFLiteUint8Mean",
+            "TFLiteQuantAvgPool2d": "TFLiteUint8AvgPool2d", "TFLiteQuantMaxPool2d": "TFLiteUint8MaxPool2d",
+            "TFLiteQuantLUT": "TFLiteUint8LUT", "TFLiteQuantSoftmax": "TFLiteUint8Softmax"}
+# Whether the requantization's final shift rounds half up (else half away from zero, RoundingDivideByPOT), per
+# kernel, as measured against the interpreter (tests/tflite/test_uint8_tf1.py, its "ties" model): the uint8
+# CONV_2D and FULLY_CONNECTED go through the gemm path, whose output stage rounds half up; the uint8 depthwise
+# kernel's scalar output stage (DepthwiseConvGeneral) is RoundingDivideByPOT, half away from zero.
+UPWARD = {"conv": True, "depthwise": False, "dense": True}
+
+
+def _as_uint8(converted: Converted, extra: tuple[tuple[str, object], ...] = ()) -> Converted:
+    """The int8 layer's result with each module swapped for its uint8 class (plus ``extra`` keyword arguments)."""
+    ops = []
+    for op in converted.ops:
+        module = op.module
+        if module is not None and module.cls in _CLASSES:
+            module = dataclasses.replace(module, cls=_CLASSES[module.cls], kwargs=module.kwargs + extra)
+        ops.append(dataclasses.replace(op, module=module))
+    helpers = tuple(_CLASSES.get(h, h) for h in converted.helpers)
+    return dataclasses.replace(converted, ops=tuple(ops), helpers=helpers)
+
+
+def _weighted(int8: Callable[[Ctx], Converted]) -> Callable[[Ctx], Converted]:
+    def convert(ctx: Ctx) -> Converted:
+        kind = "dense" if "units" in ctx.config else "depthwise" if ctx.config.get("depthwise") else "conv"
+        return _as_uint8(int8(ctx), (("weight_zero_point", config_int(ctx, "weight_zero_point")),
+                                     ("upward", UPWARD[kind])))
+    return convert
+
+
+def _shifted(int8: Callable[[Ctx], Converted]) -> Callable[[Ctx], Converted]:
+    def convert(ctx: Ctx) -> Converted:
+        return _as_uint8(int8(ctx))
+    return convert
+
+
+converter(UINT8 + "Conv2D", wants="cf")(_weighted(lite_int.conv))
+converter(UINT8 + "Dense", wants="keras", accepts_flat=True)(_weighted(lite_int.dense))
+converter(UINT8 + "Add", UINT8 + "Mul", wants="same")(_shifted(lite_int.binary))
+converter(UINT8 + "Mean", wants="keras")(_shifted(lite_int.mean))
+converter(UINT8 + "Pool2D", wants="cf")(_shifted(lite_int.pool))
+converter(UINT8 + "Softmax", wants="any")(_shifted(lite_int.softmax))
+converter(UINT8 + "LUT", wants="any")(_shifted(lite_int.table))
