@@ -117,19 +117,26 @@ def conv(ctx: Ctx) -> Converted:
     return call_module(module, c.out, tuple(params))
 
 
-@converter(INT + "Dense", wants="keras", accepts_flat=True)
-def dense(ctx: Ctx) -> Converted:
-    names = ["kernel", "bias"] if len(ctx.layer.weights) == 2 else ["kernel"]
-    w = bind(ctx, names)
+def int_dense(ctx: Ctx) -> tuple[int, layouts.Layout, list[int], list[int]]:
+    """An integer Dense layer's units, its kernel's layout (rows reordered after a channels-first Flatten, as
+    for Dense) and its requantization (one multiplier, or one per unit), for the int8 and int16 converters."""
     units = config_int(ctx, "units")
-    x = ctx.x
     kernel = layouts.get("dense")
-    if x.layout == "cf_flat":  # a channels-first Flatten before it: the kernel's rows reordered, as for Dense
-        *spatial, channels = x.flat_from
+    if ctx.x.layout == "cf_flat":
+        *spatial, channels = ctx.x.flat_from
         kernel = layouts.dense_after_flatten(tuple(spatial), channels)
     multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
     if len(multiplier) not in (1, units):
         raise ctx.unsupported(f"{len(multiplier)} multipliers for {units} outputs")
+    return units, kernel, multiplier, shift
+
+
+@converter(INT + "Dense", wants="keras", accepts_flat=True)
+def dense(ctx: Ctx) -> Converted:
+    names = ["kernel", "bias"] if len(ctx.layer.weights) == 2 else ["kernel"]
+    w = bind(ctx, names)
+    x = ctx.x
+    units, kernel, multiplier, shift = int_dense(ctx)
     module = Module("TFLiteQuantLinear", (x.shape[-1], units), (
         *((("channels", 1),) if len(multiplier) == 1 else ()),
         ("input_zero_point", config_int(ctx, "input_zero_point")), ("output_zero_point", config_int(ctx, "output_zero_point")),

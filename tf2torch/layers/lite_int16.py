@@ -18,6 +18,7 @@ from .lite_int import (  # the int8 layers' config readers and SAME rule
     config_ints,
     int32_param,
     int_conv,
+    int_dense,
     range_kwargs,
     tflite_order,
     window_pads,
@@ -51,14 +52,8 @@ def conv(ctx: Ctx) -> Converted:
 @converter(INT16 + "Dense", wants="keras", accepts_flat=True)
 def dense(ctx: Ctx) -> Converted:
     w = _kernel_bias(ctx)
-    units, x = config_int(ctx, "units"), ctx.x
-    kernel = layouts.get("dense")
-    if x.layout == "cf_flat":  # a channels-first Flatten before it: the kernel's rows reordered, as for Dense
-        *spatial, channels = x.flat_from
-        kernel = layouts.dense_after_flatten(tuple(spatial), channels)
-    multiplier, shift = config_ints(ctx, "multiplier"), config_ints(ctx, "shift")
-    if len(multiplier) not in (1, units):
-        raise ctx.unsupported(f"{len(multiplier)} multipliers for {units} outputs")
+    x = ctx.x
+    units, kernel, multiplier, shift = int_dense(ctx)
     module = Module("TFLiteQuant16Linear", (x.shape[-1], units),
                     ((("channels", 1),) if len(multiplier) == 1 else ()) + range_kwargs(ctx))
     params = (param("", "weight", w["kernel"], kernel), param("", "bias", w["bias"]), int32_param("multiplier", multiplier),

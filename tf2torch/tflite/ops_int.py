@@ -150,19 +150,25 @@ def conv_layer(ctx: LiteCtx, layer: str, x: Value, window: dict[str, Any], confi
     return (y,)
 
 
-@int_op("FULLY_CONNECTED")
-def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
+def fc_operands(ctx: LiteCtx, kind: str) -> tuple[Value, Value, int]:
+    """An integer FULLY_CONNECTED's input as rows (a Flatten for a wider input), its int8 weights in Keras's
+    layout and its units (shared by the int8 and int16 converters; ``kind`` names the input in refusals)."""
     x, kernel = ctx.tensor(0), ctx.const(1, "weights")
-    (s_in, z_in), (s_out, z_out) = io_params(ctx)
     if len(kernel.shape) != 2 or kernel.var.dtype.name != "int8" or ctx.option("weights_format", 0) != 0:
         raise ctx.unsupported(f"{kernel.var.dtype.name} weights of shape {list(kernel.shape)}")
     units, width = kernel.shape
     if len(x.shape) > 2:
         if ctx.option("keep_num_dims", False) or any(s is None for s in x.shape[1:]) or \
                 int(np.prod(x.shape[1:])) != width:
-            raise ctx.unsupported(f"an int8 input of shape {list(x.shape)} (expected rows of {width})")
+            raise ctx.unsupported(f"an {kind} input of shape {list(x.shape)} (expected rows of {width})")
         x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
-    kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
+    return x, ctx.relayout(kernel, layouts.get("tflite_fully_connected")), units
+
+
+@int_op("FULLY_CONNECTED")
+def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
+    (s_in, z_in), (s_out, z_out) = io_params(ctx)
+    x, kernel, units = fc_operands(ctx, "int8")
     config = {"units": units, **fused_range(ctx, (s_out, z_out)), **channel_multipliers(ctx, s_in, s_out, 1),
               "input_zero_point": z_in, "output_zero_point": z_out}
     weights = [("kernel", kernel), *int32_bias(ctx, 2)]

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..map import layouts
 from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op
 from .ops_int import (  # the int8 path's window and multiplier rules
     channel_multipliers,
     conv_kernel,
     conv_layer,
+    fc_operands,
     pad,
     window_config,
     window_output_shape,
@@ -75,17 +75,8 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
 
 @int_op("FULLY_CONNECTED", dtype="int16")
 def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
-    x, kernel = ctx.tensor(0), ctx.const(1, "weights")
     s_in, s_out = scale16(ctx, ctx.operator.inputs[0]), scale16(ctx, ctx.operator.outputs[0])
-    if len(kernel.shape) != 2 or kernel.var.dtype.name != "int8" or ctx.option("weights_format", 0) != 0:
-        raise ctx.unsupported(f"{kernel.var.dtype.name} weights of shape {list(kernel.shape)}")
-    units, width = kernel.shape
-    if len(x.shape) > 2:
-        if ctx.option("keep_num_dims", False) or any(s is None for s in x.shape[1:]) or \
-                int(np.prod(x.shape[1:])) != width:
-            raise ctx.unsupported(f"an int16 input of shape {list(x.shape)} (expected rows of {width})")
-        x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
-    kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
+    x, kernel, units = fc_operands(ctx, "int16")
     config = {"units": units, **range16(ctx, s_out), **channel_multipliers(ctx, s_in, s_out, 1)}
     weights = [("kernel", kernel), *_bias64(ctx)]
     return (ctx.layer(INT16 + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)
