@@ -9,9 +9,9 @@ import numpy as np
 from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import bind, param
+from .common import param
 from .lite_int import config_int, config_ints
-from .lite_lstm import WEIGHTS
+from .lite_lstm import WEIGHTS, lstm_weights
 from .registry import converter
 
 
@@ -32,13 +32,7 @@ def int_lstm(ctx: Ctx) -> Converted:
     if len(zero_points) != 3 or len(hidden) != 2 or not 0 <= 15 + exponent <= 6 or not 0 <= clip <= 32767:
         raise ctx.unsupported(f"config zero_points={zero_points}, hidden={hidden}, cell_exponent={exponent}, "
                               f"cell_clip={clip}")
-    if ctx.x.rank != 3 or ctx.x.shape[-1] is None:
-        raise ctx.unsupported(f"expected a (N, T, C) input with C known, found {ctx.x.shape}")
-    w = bind(ctx, list(WEIGHTS))
-    for name in WEIGHTS:
-        want = (units,) if name.startswith("b_") else (units, ctx.x.shape[-1] if "_ih_" in name else units)
-        if tuple(w[name].shape) != want:
-            raise ctx.unsupported(f"{name} of shape {list(w[name].shape)}, expected {list(want)}")
+    w = lstm_weights(ctx, units)
     module = Module("TFLiteQuantLSTM", (ctx.x.shape[-1], units, tuple(zero_points), tuple(hidden), exponent),
                     (("cell_clip", clip),) * (clip > 0) + (("time_major", True),) * bool(ctx.config.get("time_major")))
     params = (*(param("", name, w[name]) for name in WEIGHTS), _pairs(ctx, "multipliers"), _pairs(ctx, "shifts"))

@@ -16,19 +16,28 @@ WEIGHTS = tuple(f"w_ih_{g}" for g in GATES) + tuple(f"w_hh_{g}" for g in GATES) 
 STATES = ("output_state", "cell_state")
 
 
+def lstm_weights(ctx: Ctx, units: int, extra: tuple[str, ...] = ()) -> dict:
+    """A TFLite LSTM layer's twelve gate weights (float, hybrid or integer; and ``extra`` ones, unchecked),
+    each checked against a (N, T, C) input with C known and ``units``."""
+    if ctx.x.rank != 3 or ctx.x.shape[-1] is None:
+        raise ctx.unsupported(f"expected a (N, T, C) input with C known, found {ctx.x.shape}")
+    w = bind(ctx, [*WEIGHTS, *extra])
+    for name in WEIGHTS:
+        want = (units,) if name.startswith("b_") else (units, ctx.x.shape[-1] if "_ih_" in name else units)
+        if tuple(w[name].shape) != want:
+            raise ctx.unsupported(f"{name} of shape {list(w[name].shape)}, expected {list(want)}")
+    return w
+
+
 @converter(TF + "LiteLSTM", wants="keras", weights=WEIGHTS)
 def lite_lstm(ctx: Ctx) -> Converted:
     units, time_major = ctx.config.get("units"), ctx.config.get("time_major", False)
     clip = ctx.config.get("cell_clip", 0.0)
     if not isinstance(clip, float) or clip < 0:
         raise ctx.unsupported(f"config cell_clip {clip!r}")
-    if ctx.x.rank != 3 or ctx.x.shape[-1] is None or not isinstance(units, int):
-        raise ctx.unsupported(f"expected a (N, T, C) input with C known, found {ctx.x.shape}")
-    w = bind(ctx, list(WEIGHTS) + list(STATES) * (len(ctx.layer.weights) == len(WEIGHTS) + len(STATES)))
-    for name in WEIGHTS:
-        want = (units,) if name.startswith("b_") else (units, ctx.x.shape[-1] if "_ih_" in name else units)
-        if tuple(w[name].shape) != want:
-            raise ctx.unsupported(f"{name} of shape {list(w[name].shape)}, expected {list(want)}")
+    if not isinstance(units, int):
+        raise ctx.unsupported(f"config units {units!r}")
+    w = lstm_weights(ctx, units, STATES * (len(ctx.layer.weights) == len(WEIGHTS) + len(STATES)))
     module = Module("TFLiteLSTM", (ctx.x.shape[-1], units), (("cell_clip", clip),) * (clip > 0)
                     + (("time_major", True),) * bool(time_major))
     out = (*ctx.x.shape[:-1], units)

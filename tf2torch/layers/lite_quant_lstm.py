@@ -9,8 +9,8 @@ import numpy as np
 from ..codegen import nodes as n
 from ..map import layouts
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import bind, param
-from .lite_lstm import WEIGHTS
+from .common import param
+from .lite_lstm import WEIGHTS, lstm_weights
 from .registry import converter
 
 
@@ -26,13 +26,7 @@ def hybrid_lstm(ctx: Ctx) -> Converted:
     units, time_major, clip = ctx.config.get("units"), ctx.config.get("time_major", False), ctx.config.get("cell_clip")
     if not isinstance(clip, float) or clip < 0 or not isinstance(units, int):
         raise ctx.unsupported(f"config units={units!r}, cell_clip={clip!r}")
-    if ctx.x.rank != 3 or ctx.x.shape[-1] is None:
-        raise ctx.unsupported(f"expected a (N, T, C) input with C known, found {ctx.x.shape}")
-    w = bind(ctx, list(WEIGHTS))
-    for name in WEIGHTS:
-        want = (units,) if name.startswith("b_") else (units, ctx.x.shape[-1] if "_ih_" in name else units)
-        if tuple(w[name].shape) != want:
-            raise ctx.unsupported(f"{name} of shape {list(w[name].shape)}, expected {list(want)}")
+    w = lstm_weights(ctx, units)
     module = Module("TFLiteHybridLSTM", (ctx.x.shape[-1], units), (("cell_clip", clip),) * (clip > 0)
                     + (("time_major", True),) * bool(time_major))
     params = (*(param("", name, w[name]) for name in WEIGHTS), _scales(ctx, "scale_ih"), _scales(ctx, "scale_hh"))
