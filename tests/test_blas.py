@@ -84,12 +84,29 @@ def test_signalling_nans_come_out_quiet_and_nothing_else_changes() -> None:
     lambda: (np.zeros((4, 12), np.float32)[:, ::2], np.zeros((6, 4), np.float32)),  # inner stride 2
     lambda: (np.zeros((4, 6), np.float32), np.zeros((4, 6), np.float32)),  # not the transposed shape
     lambda: (np.zeros((4, 6), np.float32), np.zeros((6, 4), np.float64)),  # dtypes differ
+    lambda: (np.zeros((4, 6), np.float32)[::-1], np.zeros((6, 4), np.float32)),  # rows run backwards
+    lambda: (np.zeros((4, 6), np.float32), np.zeros((6, 4), np.float32)[::-1]),  # destination rows backwards
+    lambda: (lambda a: (a, a))(np.zeros((6, 6), np.float32)),  # in place: the destination is the source
+    lambda: (np.zeros((4, 6), np.float32), np.broadcast_to(np.float32(0), (6, 4))),  # read-only, stride 0
 ])
 def test_refused_layouts(make) -> None:
     src, dst = make()
     assert not blas.can_transpose(src, dst)
     with pytest.raises(ValueError):
         blas.transpose_2d(src, dst)
+
+
+def test_size_one_axes_take_any_stride() -> None:
+    """numpy gives a size-1 axis an arbitrary stride; BLAS must not see it as the leading dimension."""
+    a = np.arange(7, dtype=np.float32).reshape(1, 7)
+    out = np.zeros((7, 1), np.float32)
+    assert blas.can_transpose(a, out)
+    blas.transpose_2d(a, out)
+    assert np.array_equal(out, a.T)
+    col = np.arange(5, dtype=np.float64).reshape(5, 1)
+    row = np.zeros((1, 5), np.float64)
+    blas.transpose_2d(col, row)
+    assert np.array_equal(row, col.T)
 
 
 def test_flush_to_zero_thread_falls_back_to_numpy() -> None:

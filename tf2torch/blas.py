@@ -41,8 +41,14 @@ def can_transpose(src: np.ndarray, dst: np.ndarray) -> bool:
     kernel = _kernels_or_none().get(src.dtype.str) if src.dtype.isnative else None
     if kernel is None or src.dtype != dst.dtype or src.ndim != 2 or dst.shape != src.shape[::-1]:
         return False
-    size = src.itemsize
+    size, (rows, cols) = src.itemsize, src.shape
     if src.strides[1] != size or dst.strides[1] != size or src.strides[0] % size or dst.strides[0] % size:
+        return False
+    # Rows that run forward without overlapping (BLAS wants lda >= cols, ldb >= rows; a size-1 axis's stride
+    # is arbitrary in numpy), a writeable destination apart from the source.
+    if (rows > 1 and src.strides[0] < cols * size) or (cols > 1 and dst.strides[0] < rows * size):
+        return False
+    if not dst.flags.writeable or np.may_share_memory(src, dst):
         return False
     return _probe_ok(src.dtype.str, kernel)
 
@@ -54,13 +60,15 @@ def transpose_2d(src: np.ndarray, dst: np.ndarray) -> None:
     rows, cols = src.shape
     if rows and cols:
         size = src.itemsize
-        _call(_kernels_or_none()[src.dtype.str], rows, cols, src.ctypes.data, src.strides[0] // size,
-              dst.ctypes.data, dst.strides[0] // size)
+        lda = src.strides[0] // size if rows > 1 else cols
+        ldb = dst.strides[0] // size if cols > 1 else rows
+        _call(_kernels_or_none()[src.dtype.str], rows, cols, src.ctypes.data, lda, dst.ctypes.data, ldb)
 
 
 @contextmanager
 def numpy_only() -> Iterator[None]:
-    """Within the block, ``can_transpose`` says no (tests and the benchmark compare both paths)."""
+    """Within the block, ``can_transpose`` says no (tests and the benchmark compare both paths; it swaps a
+    module global, so not while another thread converts)."""
     global _kernels
     saved, _kernels = _kernels, {}
     try:
@@ -75,7 +83,7 @@ def available() -> bool:
 
 
 def _call(kernel: Omatcopy, rows: int, cols: int, a: int, lda: int, b: int, ldb: int) -> None:
-    # ldb >= rows and lda >= cols always hold for a transposed view into a C-ordered destination.
+    # can_transpose checked lda >= cols and ldb >= rows; BLAS also wants them >= 1 (an empty axis).
     kernel(_ROW_MAJOR, _TRANS, rows, cols, 1.0, a, max(lda, 1), b, max(ldb, 1))
 
 
