@@ -187,13 +187,18 @@ def binary(ctx: Ctx) -> Converted:
     return Converted((op,), (out,), helpers=(module.cls,))
 
 
-@converter(INT + "Mean", wants="keras")
-def mean(ctx: Ctx) -> Converted:
+def mean_axes(ctx: Ctx) -> tuple[list[int], bool, tuple]:
+    """An integer MEAN layer's axes (of the batched input; never the batch), keepdims and output shape."""
     axes, keep = config_ints(ctx, "axes"), bool(ctx.config.get("keepdims"))
     rank = len(ctx.x.shape) + 1
     if any(not 0 < a < rank for a in axes):
         raise ctx.unsupported(f"axes {axes}")
-    shape = tuple(1 if i + 1 in axes else s for i, s in enumerate(ctx.x.shape) if keep or i + 1 not in axes)
+    return axes, keep, tuple(1 if i + 1 in axes else s for i, s in enumerate(ctx.x.shape) if keep or i + 1 not in axes)
+
+
+@converter(INT + "Mean", wants="keras")
+def mean(ctx: Ctx) -> Converted:
+    axes, keep, shape = mean_axes(ctx)
     bias = (("bias", config_int(ctx, "bias")),) if "bias" in ctx.config else ()
     module = Module("TFLiteQuantMean", (tuple(axes), config_int(ctx, "input_zero_point"), config_int(ctx, "multiplier"),
                                         config_int(ctx, "shift"), config_int(ctx, "output_zero_point")),

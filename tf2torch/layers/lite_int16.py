@@ -19,6 +19,7 @@ from .lite_int import (  # the int8 layers' config readers and SAME rule
     int32_param,
     int_conv,
     int_dense,
+    mean_axes,
     range_kwargs,
     tflite_order,
     window_pads,
@@ -88,11 +89,7 @@ def binary(ctx: Ctx) -> Converted:
 
 @converter(INT16 + "Mean", wants="keras")
 def mean(ctx: Ctx) -> Converted:
-    axes, keep = config_ints(ctx, "axes"), bool(ctx.config.get("keepdims"))
-    rank = len(ctx.x.shape) + 1
-    if any(not 0 < a < rank for a in axes):
-        raise ctx.unsupported(f"axes {axes}")
-    shape = tuple(1 if i + 1 in axes else s for i, s in enumerate(ctx.x.shape) if keep or i + 1 not in axes)
+    axes, keep, shape = mean_axes(ctx)
     module = Module("TFLiteQuant16Mean", (tuple(axes), config_int(ctx, "multiplier"), config_int(ctx, "shift")),
                     (("keepdim", True),) if keep else ())
     return call_module(module, TensorInfo(shape, "keras"))

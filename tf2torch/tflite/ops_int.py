@@ -150,11 +150,11 @@ def conv_layer(ctx: LiteCtx, layer: str, x: Value, window: dict[str, Any], confi
     return (y,)
 
 
-def fc_operands(ctx: LiteCtx, kind: str) -> tuple[Value, Value, int]:
-    """An integer FULLY_CONNECTED's input as rows (a Flatten for a wider input), its int8 weights in Keras's
-    layout and its units (shared by the int8 and int16 converters; ``kind`` names the input in refusals)."""
+def fc_operands(ctx: LiteCtx, kind: str, weights: str = "int8") -> tuple[Value, Value, int]:
+    """An integer FULLY_CONNECTED's input as rows (a Flatten for a wider input), its ``weights``-typed kernel in
+    Keras's layout and its units (shared by the int8, int16 and uint8 converters; ``kind`` names the input)."""
     x, kernel = ctx.tensor(0), ctx.const(1, "weights")
-    if len(kernel.shape) != 2 or kernel.var.dtype.name != "int8" or ctx.option("weights_format", 0) != 0:
+    if len(kernel.shape) != 2 or kernel.var.dtype.name != weights or ctx.option("weights_format", 0) != 0:
         raise ctx.unsupported(f"{kernel.var.dtype.name} weights of shape {list(kernel.shape)}")
     units, width = kernel.shape
     if len(x.shape) > 2:

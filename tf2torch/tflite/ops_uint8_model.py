@@ -18,7 +18,7 @@ import numpy as np
 from ..map import layouts
 from ..tfgraph.base import Tensor, Value
 from .base import LiteCtx, int_op
-from .ops_int import int32_bias, window_config, window_output_shape
+from .ops_int import fc_operands, int32_bias, window_config, window_output_shape
 from .ops_math import same_rank
 from .ops_uint8 import uint8_params
 from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier, softmax_table
@@ -86,17 +86,8 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
 
 @int_op("FULLY_CONNECTED", dtype="uint8")
 def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
-    x, kernel = ctx.tensor(0), ctx.const(1, "weights")
     (s_in, z_in), (s_out, z_out) = _io(ctx)
-    if len(kernel.shape) != 2 or kernel.var.dtype.name != "uint8" or ctx.option("weights_format", 0) != 0:
-        raise ctx.unsupported(f"{kernel.var.dtype.name} weights of shape {list(kernel.shape)} on uint8")
-    units, width = kernel.shape
-    if len(x.shape) > 2:
-        if ctx.option("keep_num_dims", False) or any(s is None for s in x.shape[1:]) or \
-                int(np.prod(x.shape[1:])) != width:
-            raise ctx.unsupported(f"a uint8 input of shape {list(x.shape)} (expected rows of {width})")
-        x = ctx.layer("Flatten", {"data_format": "channels_last"}, [x], (x.shape[0], width), name=f"{ctx.name}/flatten")
-    kernel = ctx.relayout(kernel, layouts.get("tflite_fully_connected"))
+    x, kernel, units = fc_operands(ctx, "uint8", weights="uint8")
     config = {"units": units, **_uint8_range(ctx, (s_out, z_out)), **_weights(ctx, s_in, s_out, 1),
               "input_zero_point": z_in, "output_zero_point": z_out}
     weights = [("kernel", kernel), *int32_bias(ctx, 2)]
