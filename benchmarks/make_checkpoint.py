@@ -2,6 +2,7 @@
 
     python benchmarks/make_checkpoint.py            # prints the checkpoint prefix
     python benchmarks/make_checkpoint.py --layers 2 --out /tmp/small/model.ckpt
+    python benchmarks/make_checkpoint.py --kernels 40     # issue 26's shape: 40 two-D kernels, ~1.05 GB
 
 The default (BERT-large widths, 18 encoder layers) is about 1.04 GB in one data shard: the word
 embeddings (30522 x 1024, 125 MB) are the largest tensor; most bytes are 1024 x 1024, 1024 x 4096 and
@@ -22,6 +23,9 @@ import tempfile
 from pathlib import Path
 
 DEFAULTS = {"layers": 18, "hidden": 1024, "intermediate": 4096, "vocab": 30522, "positions": 512, "seed": 0}
+# Issue 26 states its target on "a 1 GB TF1 checkpoint (40 tensors, 2-D kernels transposed)": 40 kernels of
+# 26 MB alternating (2048, 3200) and (3200, 2048), every byte transposed, no embeddings or biases.
+KERNEL_ROWS, KERNEL_COLS = 2048, 3200
 COMPLETE = "COMPLETE.json"  # written last: a directory without it is an interrupted generation
 
 
@@ -61,8 +65,14 @@ def variables(layers: int, hidden: int, intermediate: int, vocab: int, positions
     return out
 
 
+def kernel_variables(count: int) -> list[tuple[str, tuple]]:
+    """(name, shape) of ``count`` dense kernels, the checkpoint issue 26's target is stated on."""
+    shapes = ((KERNEL_ROWS, KERNEL_COLS), (KERNEL_COLS, KERNEL_ROWS))
+    return [(f"dense_{n}/kernel", shapes[n % 2]) for n in range(count)]
+
+
 def write_checkpoint(prefix: Path, *, layers: int, hidden: int, intermediate: int, vocab: int, positions: int,
-                     seed: int = 0) -> Path:
+                     seed: int = 0, kernels: int = 0) -> Path:
     """Write the checkpoint with TensorFlow's Saver at ``prefix`` (its directory is created)."""
     import numpy as np
     import tensorflow as tf
@@ -72,7 +82,8 @@ def write_checkpoint(prefix: Path, *, layers: int, hidden: int, intermediate: in
     graph = tf.Graph()
     with graph.as_default():
         made = []
-        for name, shape in variables(layers, hidden, intermediate, vocab, positions):
+        wanted = kernel_variables(kernels) if kernels else variables(layers, hidden, intermediate, vocab, positions)
+        for name, shape in wanted:
             var = tf.compat.v1.get_variable(name, shape, tf.float32, initializer=tf.compat.v1.zeros_initializer())
             made.append((var, shape, name.endswith("gamma")))
         step = tf.compat.v1.train.get_or_create_global_step()
@@ -93,7 +104,11 @@ def write_checkpoint(prefix: Path, *, layers: int, hidden: int, intermediate: in
 def ensure_checkpoint(**params: int) -> Path:
     """The cached benchmark checkpoint's prefix, generated first (in a subprocess) if missing."""
     params = {**DEFAULTS, **params}
-    tag = "bert-{layers}l-{hidden}h-{intermediate}i-{vocab}v-{positions}p-s{seed}".format(**params)
+    if params.get("kernels"):
+        tag = f"kernels-{params['kernels']}x{KERNEL_ROWS}x{KERNEL_COLS}-s{params['seed']}"
+    else:
+        params.pop("kernels", None)
+        tag = "bert-{layers}l-{hidden}h-{intermediate}i-{vocab}v-{positions}p-s{seed}".format(**params)
     final = cache_root() / tag
     prefix = final / "model.ckpt"
     done = final / COMPLETE
@@ -123,6 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for key, value in DEFAULTS.items():
         parser.add_argument(f"--{key}", type=int, default=value)
+    parser.add_argument("--kernels", type=int, default=0, help="instead of BERT: this many 2-D kernels of 26 MB")
     parser.add_argument("--out", type=Path, help="write here (a prefix) instead of the cache; always regenerates")
     args = vars(parser.parse_args())
     out = args.pop("out")
