@@ -109,6 +109,7 @@ def write_safetensors(path: Path, plans: Iterable[TensorPlan], *, metadata: Mapp
     sink = open_sink(path)
     try:
         with sink:
+            sink.reserve(offset)  # the whole file's size: known from the header before any tensor is read
             sink.write_at(memoryview(header), 0)
             pipeline.stream(placed, sink.write_at, on_tensor)
     except BaseException:

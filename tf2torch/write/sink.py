@@ -12,8 +12,10 @@ about 1.1 GB/s to this disk where the kernel's own writeback moved 1.4 GB/s; on 
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
+import sys
 from pathlib import Path
 from types import TracebackType
 
@@ -30,6 +32,23 @@ class Sink:
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path, self.fd = path, fd
+
+    def reserve(self, size: int) -> None:
+        """Allocate the file's ``size`` bytes on disk before writing them (Linux ``fallocate``; a hint elsewhere).
+
+        Why: ext4 then maps each written page to a block already allocated, instead of reserving and
+        accounting it page by page at write time (delayed allocation: ~10 % of a conversion's writer thread in
+        a profile); and a full disk fails here, before any tensor is read, with the size needed. Not
+        ``os.posix_fallocate``: where a filesystem cannot allocate, glibc emulates it by writing a byte into
+        every block, which would write the file twice."""
+        if _fallocate is None or size <= 0:
+            return
+        if _fallocate(self.fd, 0, 0, size) != 0:
+            code = ctypes.get_errno()
+            if code == errno.ENOSPC:
+                raise OutputError(f"{self.path}: cannot allocate {size} bytes (no space left on the device); free "
+                                  "disk space or choose another output location")
+            # (EOPNOTSUPP and the like: this filesystem allocates as it writes, as without the call)
 
     def write_at(self, data: memoryview, at: int) -> None:
         for start in range(0, len(data), WRITE_BYTES):  # (small writes: see WRITE_BYTES)
@@ -87,3 +106,18 @@ def _pwrite(fd: int, data: memoryview, at: int) -> int:
         return os.pwrite(fd, data, at)
     os.lseek(fd, at, os.SEEK_SET)  # Windows has no pwrite; the one writer thread makes seek + write safe
     return os.write(fd, data)
+
+
+def _libc_fallocate() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):  # a libc without it (or no dynamic libc)
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]  # fd, mode 0, offset, len
+    function.restype = ctypes.c_int
+    return function
+
+
+_fallocate = _libc_fallocate()
