@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,15 @@ class Definition:
     path: Path
     line: int
     end: int  # its last line (adjacent assignments stay adjacent when inlined together)
-    uses: frozenset[str]  # every identifier its AST references (filtered to the registry by ``deps``)
+    node: ast.stmt = field(compare=False, repr=False)  # its AST, for ``uses``
     value: Any = None  # an assignment's literal value (``constant``), else None
+
+    @cached_property
+    def uses(self) -> frozenset[str]:
+        """Every identifier its AST references (filtered to the registry by ``deps``). Computed when first
+        asked: a conversion's closure reaches a few dozen of the library's definitions, and walking every
+        AST of the library was most of the ~0.25 s a generated model spent on the registry."""
+        return frozenset(n.id for n in ast.walk(self.node) if isinstance(n, ast.Name)) - {self.name}
 
 
 def runtime_files(root: Path = _PACKAGE) -> list[Path]:
@@ -73,9 +80,7 @@ def read_definitions(path: Path) -> list[Definition]:
         else:
             continue  # docstring, imports: the generated file's header has its own imports
         source = "".join(lines[start - 1:node.end_lineno]).rstrip()
-        uses = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-        found += [Definition(name, source, path, start, node.end_lineno or start, uses - {name}, value)
-                  for name in names]
+        found += [Definition(name, source, path, start, node.end_lineno or start, node, value) for name in names]
     return found
 
 
@@ -101,7 +106,14 @@ def registry() -> dict[str, Definition]:
 def deps(name: str, defs: dict[str, Definition] | None = None) -> list[str]:
     """The library names ``name``'s definition references, in library order (file, then line)."""
     defs = registry() if defs is None else defs
-    order = {path: i for i, path in enumerate(dict.fromkeys(d.path for d in defs.values()))}
+    return _deps(name, defs, _file_order(defs))
+
+
+def _file_order(defs: dict[str, Definition]) -> dict[Path, int]:
+    return {path: i for i, path in enumerate(dict.fromkeys(d.path for d in defs.values()))}
+
+
+def _deps(name: str, defs: dict[str, Definition], order: dict[Path, int]) -> list[str]:
     used = [defs[n] for n in defs[name].uses if n in defs]
     return [d.name for d in sorted(used, key=lambda d: (order[d.path], d.line))]
 
@@ -110,6 +122,7 @@ def closure(names: Iterable[str], defs: dict[str, Definition] | None = None) -> 
     """``names`` and everything they use, each once, every definition after the ones it uses; otherwise in
     the order asked (so a list already closed comes back unchanged)."""
     defs = registry() if defs is None else defs
+    order = _file_order(defs)
     done: dict[str, None] = {}
     visiting: set[str] = set()
 
@@ -120,7 +133,7 @@ def closure(names: Iterable[str], defs: dict[str, Definition] | None = None) -> 
             raise RuntimeLibraryError(f"no runtime definition named {name!r}; the runtime library has "
                                       "tf2torch/runtime/*.py and tf2torch/families/**/runtime*.py")
         visiting.add(name)
-        for dep in deps(name, defs):
+        for dep in _deps(name, defs, order):
             visit(dep)
         visiting.discard(name)
         done[name] = None

@@ -133,10 +133,12 @@ class LiteCtx:
 
     def relayout(self, value: Const, layout: Layout) -> Const:
         """A weight read into another layout (the layout table's ``tflite_*`` entries): same variable,
-        same name, so the report still accounts for it as itself."""
+        same name, so the report still accounts for it as itself. A view where the steps allow: the TF
+        layout's own change to PyTorch's follows, and the two compose into one copy (an OHWI kernel is
+        already OIHW for a 1x1 convolution), made by the writer band by band."""
         var = value.var
         shape = layout.out_shape(var.shape)
-        new = dataclasses.replace(var, shape=shape, loader=lambda: layout.apply(var.read()))
+        new = dataclasses.replace(var, shape=shape, loader=lambda: layout.apply(var.read(), view=True))
         return Const(new, weight=value.weight)
 
 
