@@ -131,3 +131,16 @@ def test_every_unit_has_a_layer() -> None:
              for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent != PACKAGE}
     for unit in sorted(units | {"<root>"}):
         _layer(unit)
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A name with a leading underscore is its module's own: another module that needs it gets a public name,
+    so what a module offers is what it says it offers (``from .rnn import _params`` hid seven such ties)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                found += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {a.name} from {node.module}"
+                          for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    print(f"{len(found)} private imports")
+    assert not found, "\n".join(found)

@@ -21,7 +21,7 @@ _SUBLAYERS = {"query": "query", "key": "key", "value": "value", "attention_outpu
 _MASKS = ("attention_mask", "query_mask", "value_mask", "key_mask")
 
 
-def _roles(ctx: Ctx) -> dict[str, int]:
+def attention_roles(ctx: Ctx) -> dict[str, int]:
     """Which of ``ctx.inputs`` is the query, value and key.
 
     ``LayerCall.inputs`` lists the positional tensors, then the keyword tensors by sorted name. Keras 3
@@ -118,7 +118,7 @@ def _check_config(ctx: Ctx) -> None:
 @converter("MultiHeadAttention", wants="keras")
 def multi_head_attention(ctx: Ctx) -> Converted:
     _check_config(ctx)
-    roles = _roles(ctx)
+    roles = attention_roles(ctx)
     for role, i in roles.items():
         info = ctx.inputs[i]
         if info.rank != 3 or info.shape[-1] is None:

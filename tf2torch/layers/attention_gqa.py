@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..codegen import nodes as n
 from ..map import layouts
 from ..spec import Variable
-from .attention import _roles
+from .attention import attention_roles
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
 from .common import cfg_bool, cfg_int, weight_path
 from .registry import converter
@@ -37,7 +37,7 @@ def _bind(ctx: Ctx, names: list[str], use_bias: bool) -> dict[str, Variable]:
 
 @converter("GroupQueryAttention", "GroupedQueryAttention", wants="keras")
 def grouped_query_attention(ctx: Ctx) -> Converted:
-    roles = _roles(ctx)
+    roles = attention_roles(ctx)
     if any(ctx.inputs[i].rank != 3 for i in roles.values()):
         raise ctx.unsupported("query, value and key should be (N, T, D)")
     if ctx.config.get("sliding_window") is not None:

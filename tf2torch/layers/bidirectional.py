@@ -13,19 +13,19 @@ from ..codegen import nodes as n
 from ..spec import LayerSpec, Variable
 from . import masks, rnn_cell
 from .base import Converted, Ctx, Op, TensorInfo
-from .common import _name_of, cfg_str, weight_path
+from .common import cfg_str, name_of, weight_path
 from .registry import converter
 from .rnn import (
-    _MERGE_MODES,
-    _REDUCE,
-    _TORCH_CLASS,
-    _check_input,
-    _module,
-    _params,
-    _result,
-    _Rnn,
-    _rnn,
-    _states,
+    MERGE_MODES,
+    MERGE_REDUCE,
+    TORCH_RNN_CLASS,
+    RnnConfig,
+    check_rnn_input,
+    rnn_config,
+    rnn_module,
+    rnn_params,
+    rnn_result,
+    rnn_states,
 )
 
 
@@ -37,7 +37,7 @@ def _inner(ctx: Ctx, key: str) -> tuple[str, Mapping[str, Any]]:
     class_name = entry.get("class_name")
     if class_name == "RNN":  # RNN(LSTMCell(u)) is an LSTM(u), as rnn_cell.py converts it
         return rnn_cell.one_cell(ctx, entry["config"])
-    if class_name not in _TORCH_CLASS:
+    if class_name not in TORCH_RNN_CLASS:
         raise ctx.unsupported(f"wraps a {class_name!r}; only LSTM, GRU, SimpleRNN and RNN over one of their "
                               "cells are supported")
     return class_name, entry["config"]
@@ -73,7 +73,7 @@ def _split(ctx: Ctx, fw: set[str], bw: set[str]) -> tuple[tuple[Variable, ...], 
 
 def _setting(config: Mapping[str, Any], key: str) -> object:
     value = config.get(key)
-    return _name_of(value) if key.endswith("activation") else value  # Keras 3 may nest activations
+    return name_of(value) if key.endswith("activation") else value  # Keras 3 may nest activations
 
 
 _SAME_KEYS = ("units", "activation", "recurrent_activation", "use_bias", "reset_after", "return_sequences",
@@ -83,10 +83,10 @@ _SAME_KEYS = ("units", "activation", "recurrent_activation", "use_bias", "reset_
 @converter("Bidirectional", wants="keras")
 def bidirectional(ctx: Ctx) -> Converted:
     """One ``nn.LSTM(..., bidirectional=True)``: its output already holds both directions, time-aligned."""
-    features = _check_input(ctx)
+    features = check_rnn_input(ctx)
     merge_mode = ctx.config.get("merge_mode", "concat")
     if merge_mode is not None:
-        merge_mode = cfg_str(ctx, "merge_mode", "concat", _MERGE_MODES)
+        merge_mode = cfg_str(ctx, "merge_mode", "concat", MERGE_MODES)
     kind, forward = _inner(ctx, "layer")
     backward = None
     if ctx.config.get("backward_layer") is not None:
@@ -103,7 +103,7 @@ def bidirectional(ctx: Ctx) -> Converted:
         name = f"{ctx.layer.name}/{config.get('name', side)}"
         layer = LayerSpec(name, kind, config, ctx.layer.calls, weights)
         sub[side] = Ctx(layer, ctx.call, ctx.inputs, ctx.keras_version)
-    rnn = _rnn(sub["forward"])
+    rnn = rnn_config(sub["forward"])
     if rnn.go_backwards:
         raise ctx.unsupported("the wrapped layer has go_backwards=True (its directions swap)",
                               "wrap a layer with go_backwards=False")
@@ -116,8 +116,8 @@ def bidirectional(ctx: Ctx) -> Converted:
                               "re-save the layer with unroll=False (the weights are the same)")
     if given is not None:
         return _masked_bidirectional(ctx, sub, rnn, features, given, merge_mode)
-    params = _params(sub["forward"], rnn, features) + _params(sub["backward"], rnn, features, "_reverse")
-    module = _module(rnn, features, True)
+    params = rnn_params(sub["forward"], rnn, features) + rnn_params(sub["backward"], rnn, features, "_reverse")
+    module = rnn_module(rnn, features, True)
     u, steps = rnn.units, ctx.x.shape[0]
     exprs: list[n.Expr]
     if rnn.return_sequences:  # torch's output[:, t] is (forward at t, backward at t): Keras re-reverses too
@@ -127,7 +127,7 @@ def bidirectional(ctx: Ctx) -> Converted:
         elif merge_mode is None:
             exprs, shape = [seq[..., :u], seq[..., u:]], (steps, u)
         else:
-            exprs, shape = [seq.m("unflatten", -1, (2, u)).m(_REDUCE[merge_mode], -2)], (steps, u)
+            exprs, shape = [seq.m("unflatten", -1, (2, u)).m(MERGE_REDUCE[merge_mode], -2)], (steps, u)
     else:  # the backward result is its state after the whole reversed sequence: h_n[1], not output[:, -1]
         h_n = n.X[1][0] if rnn.kind == "LSTM" else n.X[1]
         if merge_mode == "concat":
@@ -135,18 +135,18 @@ def bidirectional(ctx: Ctx) -> Converted:
         elif merge_mode is None:
             exprs, shape = [h_n[0], h_n[1]], (u,)
         else:
-            exprs, shape = [h_n.m(_REDUCE[merge_mode], 0)], (u,)
+            exprs, shape = [h_n.m(MERGE_REDUCE[merge_mode], 0)], (u,)
     infos = [TensorInfo(shape)] * len(exprs)
     if rnn.return_state:  # Keras: forward states, then backward states
-        states = _states(rnn, 0) + _states(rnn, 1)
+        states = rnn_states(rnn, 0) + rnn_states(rnn, 1)
         exprs += states
         infos += [TensorInfo((u,))] * len(states)
-    pick, outputs = _result(exprs, infos)
+    pick, outputs = rnn_result(exprs, infos)
     return Converted((Op(n.call(n.M, n.X), module), pick), outputs, params, notes=rnn.notes)
 
 
 
-def _masked_bidirectional(ctx: Ctx, sub: dict[str, Ctx], rnn: _Rnn, features: int, mask: n.Expr,
+def _masked_bidirectional(ctx: Ctx, sub: dict[str, Ctx], rnn: RnnConfig, features: int, mask: n.Expr,
                           merge_mode: str | None) -> Converted:
     """Bidirectional over masked steps: each direction its own module run by ``KerasMaskedRNN`` (torch's
     bidirectional module cannot skip steps), the backward one over the reversed sequence and mask and its
@@ -154,11 +154,11 @@ def _masked_bidirectional(ctx: Ctx, sub: dict[str, Ctx], rnn: _Rnn, features: in
     sets zero_output_for_mask on both directions)."""
     zero = {"zero_masked": True} if rnn.return_sequences else {}
     run = "KerasMaskedRNN.run"
-    forward = Op(n.Tuple((n.call(run, n.M, n.X, mask, **zero), n.X)), _module(rnn, features, False), "forward")
+    forward = Op(n.Tuple((n.call(run, n.M, n.X, mask, **zero), n.X)), rnn_module(rnn, features, False), "forward")
     backward = Op(n.Tuple((n.X[0], n.call(run, n.M, n.X[1].m("flip", 1), mask.m("flip", 1), **zero))),
-                  _module(rnn, features, False), "backward")
+                  rnn_module(rnn, features, False), "backward")
     params = tuple(dataclasses.replace(p, suffix=side) for side in ("forward", "backward")
-                   for p in _params(sub[side], rnn, features))
+                   for p in rnn_params(sub[side], rnn, features))
     u, steps = rnn.units, ctx.x.shape[0]
     if rnn.return_sequences:
         fw, bw, shape = n.X[0][0], n.X[1][0].m("flip", 1), (steps, u)
@@ -170,11 +170,11 @@ def _masked_bidirectional(ctx: Ctx, sub: dict[str, Ctx], rnn: _Rnn, features: in
     elif merge_mode is None:
         exprs, infos = [fw, bw], [TensorInfo(shape)] * 2
     else:
-        exprs, infos = [n.call("torch.stack", (fw, bw)).m(_REDUCE[merge_mode], 0)], [TensorInfo(shape)]
+        exprs, infos = [n.call("torch.stack", (fw, bw)).m(MERGE_REDUCE[merge_mode], 0)], [TensorInfo(shape)]
     if rnn.return_state:  # Keras: forward states, then backward states; a run's state is (layers, N, H)
         for side in (n.X[0][1], n.X[1][1]):
             states = [side[0][0], side[1][0]] if rnn.kind == "LSTM" else [side[0]]
             exprs += states
             infos += [TensorInfo((u,))] * len(states)
-    pick, outputs = _result(exprs, infos)
+    pick, outputs = rnn_result(exprs, infos)
     return Converted((forward, backward, pick), outputs, params, notes=rnn.notes, helpers=("KerasMaskedRNN",))

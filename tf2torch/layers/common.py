@@ -127,7 +127,7 @@ def apply_module(module: Module, suffix: str = "") -> Op:
     return Op(n.call(n.M, n.X), module, suffix)
 
 
-def _name_of(activation: Any) -> str | None:
+def name_of(activation: Any) -> str | None:
     """Keras 2 writes activations as "relu"; Keras 3 may write {"class_name": "function", "config": "relu"}."""
     if activation is None or isinstance(activation, str):
         return activation
@@ -142,7 +142,7 @@ def _name_of(activation: Any) -> str | None:
 
 def activation_ops(ctx: Ctx, activation: Any, info: TensorInfo, suffix: str = "act") -> tuple[Op, ...]:
     """The ops for a Keras activation (a layer's ``activation=`` or an ``Activation`` layer)."""
-    name = _name_of(activation)
+    name = name_of(activation)
     if name in (None, "linear"):
         return ()
     simple = {

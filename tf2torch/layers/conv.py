@@ -38,7 +38,7 @@ def _geometry(ctx: Ctx, n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple
     return kernel, strides, dilation, padding
 
 
-def _conv_like(ctx: Ctx, n: int, out_channels: int, groups: int, weight: Param, bias: Param | None,
+def conv_like(ctx: Ctx, n: int, out_channels: int, groups: int, weight: Param, bias: Param | None,
                extra_notes: tuple[str, ...] = (), cls: str = "", more: tuple[Param, ...] = ()) -> Converted:
     """A conv module (``cls``: a helper class taking nn.ConvNd's arguments, e.g. TFLite's hybrid int8
     conv; ``more``: its extra state) with the one SAME plan."""
@@ -65,7 +65,7 @@ def conv(ctx: Ctx) -> Converted:
     groups = cfg_int(ctx, "groups", 1)
     filters = cfg_int(ctx, "filters")
     bias = param("", "bias", w["bias"]) if use_bias else None
-    return _conv_like(ctx, n, filters, groups, param("", "weight", w["kernel"], f"conv{n}d"), bias)
+    return conv_like(ctx, n, filters, groups, param("", "weight", w["kernel"], f"conv{n}d"), bias)
 
 
 @converter("DepthwiseConv1D", "DepthwiseConv2D", wants="cf")
@@ -79,7 +79,7 @@ def depthwise(ctx: Ctx) -> Converted:
     mult = cfg_int(ctx, "depth_multiplier", 1)
     bias = param("", "bias", w["bias"]) if use_bias else None
     weight = param("", "weight", w["depthwise_kernel"], f"depthwise{n}d")
-    return _conv_like(ctx, n, channels * mult, channels, weight, bias)
+    return conv_like(ctx, n, channels * mult, channels, weight, bias)
 
 
 @converter("SeparableConv1D", "SeparableConv2D", wants="cf")

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from ..codegen import nodes as n
 from .base import Converted, Ctx, Module, Op, TensorInfo
-from .common import _name_of, bind, cfg_bool, cfg_int, cfg_ints, cfg_str, param
+from .common import bind, cfg_bool, cfg_int, cfg_ints, cfg_str, name_of, param
 from .registry import converter
 
 _ACTIVATIONS = ("tanh", "sigmoid", "relu", "hard_sigmoid", "linear")
 
 
 def _activation(ctx: Ctx, key: str, default: str) -> str:
-    name = _name_of(ctx.config.get(key, default)) or "linear"
+    name = name_of(ctx.config.get(key, default)) or "linear"
     if name not in _ACTIVATIONS:
         raise ctx.unsupported(f"{key} {name!r} (supported: {', '.join(_ACTIVATIONS)})")
     if name == "hard_sigmoid" and ctx.keras_version == 2:  # tf_keras: clip(0.2 x + 0.5), not relu6(x + 3) / 6

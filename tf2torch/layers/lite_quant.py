@@ -14,7 +14,7 @@ import numpy as np
 from ..map import layouts
 from .base import Converted, Ctx, Module, Param, TensorInfo
 from .common import apply_module, bind, cfg_bool, cfg_int, param
-from .conv import _conv_like
+from .conv import conv_like
 from .registry import converter
 
 TF = "tf2torch>"
@@ -44,7 +44,7 @@ def hybrid_conv(ctx: Ctx) -> Converted:
         raise ctx.unsupported("a hybrid convolution with one weight scale for all channels",
                               "LiteRT quantizes such inputs symmetrically (EvalHybrid); not emulated yet")
     bias = param("", "bias", w["bias"]) if use_bias else None
-    return _conv_like(ctx, 2, out, groups, param("", "weight", w["kernel"], layout), bias,
+    return conv_like(ctx, 2, out, groups, param("", "weight", w["kernel"], layout), bias,
                       cls="TFLiteHybridConv2d", more=(_scales(ctx, out),))
 
 

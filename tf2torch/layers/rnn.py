@@ -18,18 +18,18 @@ from ..map import layouts
 from ..spec import TensorRef, Variable
 from . import masks
 from .base import Converted, Ctx, Module, Op, Param, TensorInfo
-from .common import _name_of, bind, cfg_bool, cfg_int, param, weight_path
+from .common import bind, cfg_bool, cfg_int, name_of, param, weight_path
 from .registry import converter
 
-_TORCH_CLASS = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "SimpleRNN": "nn.RNN"}
+TORCH_RNN_CLASS = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "SimpleRNN": "nn.RNN"}
 _GATES = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}
-_MERGE_MODES = ("concat", "sum", "mul", "ave")
+MERGE_MODES = ("concat", "sum", "mul", "ave")
 # merge_mode as a reduction over the stacked directions (Keras: y + y_rev, y * y_rev, (y + y_rev) / 2).
-_REDUCE = {"sum": "sum", "mul": "prod", "ave": "mean"}
+MERGE_REDUCE = {"sum": "sum", "mul": "prod", "ave": "mean"}
 
 
 @dataclass(frozen=True)
-class _Rnn:
+class RnnConfig:
     """One Keras recurrent layer, checked: what the torch module and the forward need."""
 
     kind: str  # "LSTM" | "GRU" | "SimpleRNN"
@@ -47,15 +47,15 @@ class _Rnn:
 
 
 def _activation(ctx: Ctx, key: str, default: str, allowed: tuple[str, ...]) -> str:
-    name = _name_of(ctx.config.get(key, default))
+    name = name_of(ctx.config.get(key, default))
     if name not in allowed:
-        raise ctx.unsupported(f"{key}={name!r}: torch's {_TORCH_CLASS[ctx.layer.class_name]} computes only "
+        raise ctx.unsupported(f"{key}={name!r}: torch's {TORCH_RNN_CLASS[ctx.layer.class_name]} computes only "
                               f"{' or '.join(map(repr, allowed))}",
                               "port this layer by hand (a loop over a cell)")
     return name
 
 
-def _rnn(ctx: Ctx) -> _Rnn:
+def rnn_config(ctx: Ctx) -> RnnConfig:
     """Check one LSTM/GRU/SimpleRNN config against what torch's modules compute."""
     kind = ctx.layer.class_name
     units = cfg_int(ctx, "units")
@@ -79,7 +79,7 @@ def _rnn(ctx: Ctx) -> _Rnn:
         if ctx.config.get(key):
             notes.append(f"{key}={ctx.config[key]} is training-only: not applied")
     # unroll=True only changes how Keras builds the loop, not the numbers: ignored.
-    return _Rnn(kind, units, use_bias, cfg_bool(ctx, "return_sequences", False),
+    return RnnConfig(kind, units, use_bias, cfg_bool(ctx, "return_sequences", False),
                 cfg_bool(ctx, "return_state", False), cfg_bool(ctx, "go_backwards", False), nonlinearity,
                 tuple(notes))
 
@@ -102,7 +102,7 @@ def _check_reset_after(ctx: Ctx, use_bias: bool) -> None:
 
 
 
-def _check_input(ctx: Ctx) -> int:
+def check_rnn_input(ctx: Ctx) -> int:
     extra = sorted(k for k, v in ctx.call.kwargs.items() if _has_ref(v) and k != "mask")
     if len(ctx.inputs) != 1 + isinstance(ctx.call.kwargs.get("mask"), TensorRef):
         raise ctx.unsupported(f"called with {len(ctx.inputs)} tensors ({', '.join(extra) or 'positional'}); "
@@ -126,7 +126,7 @@ def _check_shape(ctx: Ctx, var: Variable, name: str, expected: tuple[int, ...]) 
                               "from the config", "the file does not match its own config; re-save the model")
 
 
-def _params(ctx: Ctx, rnn: _Rnn, features: int, direction: str = "") -> tuple[Param, ...]:
+def rnn_params(ctx: Ctx, rnn: RnnConfig, features: int, direction: str = "") -> tuple[Param, ...]:
     """torch's weight_ih_l0{direction} … for one direction, from that direction's Keras weights."""
     w = bind(ctx, ["kernel", "recurrent_kernel"] + (["bias"] if rnn.use_bias else []))
     width = _GATES[rnn.kind] * rnn.units
@@ -146,7 +146,7 @@ def _params(ctx: Ctx, rnn: _Rnn, features: int, direction: str = "") -> tuple[Pa
     return (*params, param("", f"bias_ih_l0{direction}", w["bias"], layouts.rnn_bias(rnn.gates)), zero)
 
 
-def _module(rnn: _Rnn, features: int, bidirectional: bool) -> Module:
+def rnn_module(rnn: RnnConfig, features: int, bidirectional: bool) -> Module:
     kwargs: list[tuple[str, object]] = [("batch_first", True)]
     if rnn.nonlinearity != "tanh":
         kwargs.append(("nonlinearity", rnn.nonlinearity))
@@ -154,10 +154,10 @@ def _module(rnn: _Rnn, features: int, bidirectional: bool) -> Module:
         kwargs.append(("bias", False))
     if bidirectional:
         kwargs.append(("bidirectional", True))
-    return Module(_TORCH_CLASS[rnn.kind], (features, rnn.units), tuple(kwargs))
+    return Module(TORCH_RNN_CLASS[rnn.kind], (features, rnn.units), tuple(kwargs))
 
 
-def _states(rnn: _Rnn, direction: int, result: n.Expr = n.X) -> list[n.Expr]:
+def rnn_states(rnn: RnnConfig, direction: int, result: n.Expr = n.X) -> list[n.Expr]:
     """Keras's state outputs of one direction: torch's h_n[direction] (and c_n[direction] for LSTM), from
     ``result``, the torch module's (output, state)."""
     if rnn.kind == "LSTM":
@@ -165,33 +165,33 @@ def _states(rnn: _Rnn, direction: int, result: n.Expr = n.X) -> list[n.Expr]:
     return [result[1][direction]]
 
 
-def _result(exprs: list[n.Expr], infos: list[TensorInfo]) -> tuple[Op, tuple[TensorInfo, ...]]:
+def rnn_result(exprs: list[n.Expr], infos: list[TensorInfo]) -> tuple[Op, tuple[TensorInfo, ...]]:
     """One output: its expression; several: a tuple (the graph evaluates the module call once)."""
     return Op(exprs[0] if len(exprs) == 1 else n.Tuple(tuple(exprs))), tuple(infos)
 
 
 @converter("LSTM", "GRU", "SimpleRNN", wants="keras", weights=("kernel", "recurrent_kernel", "bias"))
 def recurrent(ctx: Ctx) -> Converted:
-    features = _check_input(ctx)
-    rnn = _rnn(ctx)
+    features = check_rnn_input(ctx)
+    rnn = rnn_config(ctx)
     steps = ctx.x.shape[0]
     # go_backwards: Keras runs over the reversed sequence and returns the outputs in that order.
     given = masks.call_mask(ctx)
     x = n.X.m("flip", 1) if rnn.go_backwards else n.X
     if given is not None:  # masked steps carry state and output, as Keras computes them (layers/masks.py)
         mask = given.m("flip", 1) if rnn.go_backwards else given
-        call = Op(n.call("KerasMaskedRNN.run", n.M, x, mask), _module(rnn, features, False))
+        call = Op(n.call("KerasMaskedRNN.run", n.M, x, mask), rnn_module(rnn, features, False))
     else:
-        call = Op(n.call(n.M, x), _module(rnn, features, False))
+        call = Op(n.call(n.M, x), rnn_module(rnn, features, False))
     exprs: list[n.Expr]
     if rnn.return_sequences:
         exprs, infos = [n.X[0]], [TensorInfo((steps, rnn.units))]
     else:
         exprs, infos = [n.X[0][:, -1]], [TensorInfo((rnn.units,))]
     if rnn.return_state:
-        states = _states(rnn, 0)
+        states = rnn_states(rnn, 0)
         exprs += states
         infos += [TensorInfo((rnn.units,))] * len(states)
-    pick, outputs = _result(exprs, infos)
-    return Converted((call, pick), outputs, _params(ctx, rnn, features), notes=rnn.notes,
+    pick, outputs = rnn_result(exprs, infos)
+    return Converted((call, pick), outputs, rnn_params(ctx, rnn, features), notes=rnn.notes,
                      helpers=("KerasMaskedRNN",) if given is not None else ())

@@ -21,7 +21,7 @@ from . import masks
 from .base import Converted, Ctx, Op, Param, TensorInfo
 from .common import cfg_bool, weight_path
 from .registry import converter
-from .rnn import _check_input, _module, _params, _result, _Rnn, _rnn, _states
+from .rnn import RnnConfig, check_rnn_input, rnn_config, rnn_module, rnn_params, rnn_result, rnn_states
 
 _CELLS = {"LSTMCell": "LSTM", "GRUCell": "GRU", "SimpleRNNCell": "SimpleRNN"}
 # Keras's saving_lib names a stacked cell's weights by its class in snake case, numbered per class.
@@ -114,11 +114,11 @@ def one_cell(ctx: Ctx, layer: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
 
 @converter("RNN", wants="keras")
 def rnn_layer(ctx: Ctx) -> Converted:
-    features = _check_input(ctx)
+    features = check_rnn_input(ctx)
     cells, stacked = _cells(ctx)
     weights = _split(ctx, cells) if stacked else [ctx.layer.weights]
     subs = [_cell_ctx(ctx, c, config, w) for (c, config), w in zip(cells, weights, strict=True)]
-    rnns: list[_Rnn] = [_rnn(sub) for sub in subs]
+    rnns: list[RnnConfig] = [rnn_config(sub) for sub in subs]
     zero_masked = cfg_bool(ctx, "zero_output_for_mask", False)
     given = masks.call_mask(ctx)
     first = rnns[0]
@@ -142,8 +142,8 @@ def rnn_layer(ctx: Ctx) -> Converted:
         suffix = "" if one else f"cell{k}"
         # a stack threads a tuple of every cell's torch result (output, state) through its ops
         expr = call if one else n.Tuple((call,)) if k == 0 else n.Tuple((n.Starred(n.X), call))
-        ops.append(Op(expr, _module(rnn, size, False), suffix))
-        params += [p if one else dataclasses.replace(p, suffix=suffix) for p in _params(sub, rnn, size)]
+        ops.append(Op(expr, rnn_module(rnn, size, False), suffix))
+        params += [p if one else dataclasses.replace(p, suffix=suffix) for p in rnn_params(sub, rnn, size)]
     result = [n.X if one else n.X[k] for k in range(len(rnns))]
     last, steps = rnns[-1], ctx.x.shape[0]
     exprs: list[n.Expr]
@@ -153,10 +153,10 @@ def rnn_layer(ctx: Ctx) -> Converted:
         exprs, infos = [result[-1][0][:, -1]], [TensorInfo((last.units,))]
     if last.return_state:  # every cell's states, in cell order, as Keras flattens a stack's nested states
         for rnn, ref in zip(rnns, result, strict=True):
-            states = _states(rnn, 0, ref)
+            states = rnn_states(rnn, 0, ref)
             exprs += states
             infos += [TensorInfo((rnn.units,))] * len(states)
-    pick, outputs = _result(exprs, infos)
+    pick, outputs = rnn_result(exprs, infos)
     notes = tuple(note for rnn in rnns for note in rnn.notes)
     return Converted((*ops, pick), outputs, tuple(params), notes=notes,
                      helpers=("KerasMaskedRNN",) if given is not None else ())

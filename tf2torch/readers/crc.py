@@ -14,19 +14,19 @@ import importlib.util
 import sys
 from collections.abc import Callable
 
-_POLY = 0x82F63B78  # Castagnoli polynomial, bit-reflected
+POLY = 0x82F63B78  # Castagnoli polynomial, bit-reflected
 _MASK_DELTA = 0xA282EAD8  # tensorflow/core/lib/hash/crc32c.h kMaskDelta
-_U32 = 0xFFFFFFFF
+U32 = 0xFFFFFFFF
 
 
 def mask(crc: int) -> int:
     """TF stores masked CRCs (rotate right 15, add a constant): a CRC of data holding CRCs is safer."""
-    return ((((crc >> 15) | (crc << 17)) & _U32) + _MASK_DELTA) & _U32
+    return ((((crc >> 15) | (crc << 17)) & U32) + _MASK_DELTA) & U32
 
 
 def unmask(masked: int) -> int:
-    rot = (masked - _MASK_DELTA) & _U32
-    return ((rot >> 17) | (rot << 15)) & _U32
+    rot = (masked - _MASK_DELTA) & U32
+    return ((rot >> 17) | (rot << 15)) & U32
 
 
 def _fast() -> Callable[[object, int], int]:
@@ -95,7 +95,7 @@ def _byte_table() -> list[int]:
     table = []
     for value in range(256):
         for _ in range(8):
-            value = (value >> 1) ^ _POLY if value & 1 else value >> 1
+            value = (value >> 1) ^ POLY if value & 1 else value >> 1
         table.append(value)
     return table
 
@@ -120,7 +120,7 @@ def crc32c(data: object, crc: int = 0) -> int:
         view = memoryview(data).cast("B")  # type: ignore[arg-type]
         if len(view) <= _lazy_left:
             _lazy_left -= len(view)
-            return _bytewise(crc ^ _U32, view.tobytes()) ^ _U32
+            return _bytewise(crc ^ U32, view.tobytes()) ^ U32
     return _backend()[1](data, crc)
 
 

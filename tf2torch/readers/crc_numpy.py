@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .crc import _POLY, _U32
+from .crc import POLY, U32
 
 _BLOCK = 32 << 20  # bytes per vectorised pass: bounds the transposed copy the fallback makes
 _SMALL = 4096  # below this the per-op numpy overhead loses to a plain word loop
@@ -26,7 +26,7 @@ _SMALL = 4096  # below this the per-op numpy overhead loses to a plain word loop
 def _byte_table() -> np.ndarray:
     table = np.arange(256, dtype=np.uint32)
     for _ in range(8):
-        table = np.where(table & 1, (table >> 1) ^ np.uint32(_POLY), table >> 1).astype(np.uint32)
+        table = np.where(table & 1, (table >> 1) ^ np.uint32(POLY), table >> 1).astype(np.uint32)
     return table
 
 
@@ -140,8 +140,8 @@ def _as_bytes(data: object) -> np.ndarray:
 def crc32c_numpy(data: object, crc: int = 0) -> int:
     """The numpy fallback (exposed for the benchmark and tests)."""
     buf = _as_bytes(data)
-    state = crc ^ _U32
+    state = crc ^ U32
     for start in range(0, len(buf), _BLOCK):
         block = buf[start:start + _BLOCK]
         state = _loop(state, block) if len(block) < _SMALL else _vectorised(state, block)
-    return state ^ _U32
+    return state ^ U32

@@ -94,7 +94,7 @@ def _name_and_op(node: memoryview, where: str) -> tuple[str, str] | None:
     return (found[0x0A], found[0x12]) if len(found) == 2 else None
 
 
-class _Graph:
+class NodeIndex:
     """Nodes are decoded on demand: a graph has thousands (initializers, savers, gradients), and only
     conv / pool / BN ops and the read chains behind them are ever looked at."""
 
@@ -213,7 +213,7 @@ def parse_meta_graph(blob: bytes, where: str) -> MetaGraph:
     """Ops (graph order: creation order, which is topological) and variable order of one
     serialized ``MetaGraphDef``."""
     meta = Message(blob, where)
-    graph = _Graph(meta, where)
+    graph = NodeIndex(meta, where)
     forward = [n for n in graph.order if not _BACKWARD.search(n)]
     unfused = {op.name: op for op in flow.unfused_batch_norms(graph) if not _BACKWARD.search(op.name)}
     ops = []
@@ -250,7 +250,7 @@ def read_meta_tf_graph(path: Path | str) -> TFGraph:
     path = Path(path)
     blob = read_file(path, "the meta graph")
     meta = Message(blob, str(path))
-    graph = _Graph(meta, str(path))
+    graph = NodeIndex(meta, str(path))
     variables = {name: graph.variable_of(name) or name for name in graph.order if graph.op(name) in VARIABLE_OPS}
     return decode_graph(meta.message(2, "graph_def"), str(path), variables, lazy=True)
 

@@ -34,13 +34,13 @@ from tf2torch.errors import UsageError
 Pairs = tuple[tuple[int, int], ...]
 
 
-def _positive_int(value: object, name: str) -> int:
+def positive_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise UsageError(f"{name} must be a positive integer, found {value!r}; pass an int >= 1")
     return int(value)
 
 
-def _per_dim(value: object, ndim: int, name: str, allow_none: bool = False) -> tuple:
+def per_dim(value: object, ndim: int, name: str, allow_none: bool = False) -> tuple:
     """Broadcast an int to ``ndim`` dims or check a sequence has ``ndim`` entries."""
     items = list(value) if isinstance(value, Sequence) and not isinstance(value, str) else [value] * ndim
     if len(items) != ndim:
@@ -49,17 +49,17 @@ def _per_dim(value: object, ndim: int, name: str, allow_none: bool = False) -> t
             f"pass an int or a {ndim}-tuple"
         )
     return tuple(
-        None if (allow_none and v is None) else _positive_int(v, f"{name}[{i}]") for i, v in enumerate(items)
+        None if (allow_none and v is None) else positive_int(v, f"{name}[{i}]") for i, v in enumerate(items)
     )
 
 
-def _window(kernel: object, stride: object, dilation: object, ndim: int) -> tuple[tuple, tuple, tuple]:
+def same_window(kernel: object, stride: object, dilation: object, ndim: int) -> tuple[tuple, tuple, tuple]:
     """Kernel, stride and dilation, each checked and given one entry per spatial dim."""
-    kernel, stride = _per_dim(kernel, ndim, "kernel"), _per_dim(stride, ndim, "stride")
-    return kernel, stride, _per_dim(dilation, ndim, "dilation")
+    kernel, stride = per_dim(kernel, ndim, "kernel"), per_dim(stride, ndim, "stride")
+    return kernel, stride, per_dim(dilation, ndim, "dilation")
 
 
-def _ndim_of(kernel: object) -> int:
+def ndim_of(kernel: object) -> int:
     if not isinstance(kernel, Sequence) or isinstance(kernel, str) or len(kernel) == 0:
         raise UsageError(
             f"kernel must be a non-empty tuple with one entry per spatial dim, found {kernel!r}; "
@@ -70,15 +70,15 @@ def _ndim_of(kernel: object) -> int:
 
 def same_output_size(size: int, stride: int) -> int:
     """TF 'SAME' output length: ``ceil(size / stride)``."""
-    size, stride = _positive_int(size, "size"), _positive_int(stride, "stride")
+    size, stride = positive_int(size, "size"), positive_int(stride, "stride")
     return -(-size // stride)
 
 
 def same_padding(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
     """TF 'SAME' padding ``(before, after)`` of one spatial dimension of length ``size``."""
-    size = _positive_int(size, "size")
-    kernel, stride = _positive_int(kernel, "kernel"), _positive_int(stride, "stride")
-    dilation = _positive_int(dilation, "dilation")
+    size = positive_int(size, "size")
+    kernel, stride = positive_int(kernel, "kernel"), positive_int(stride, "stride")
+    dilation = positive_int(dilation, "dilation")
     out = -(-size // stride)
     total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
     before = total // 2
@@ -90,7 +90,7 @@ def same_padding_nd(sizes: Sequence[int], kernel: object, stride: object, dilati
     if not isinstance(sizes, Sequence) or isinstance(sizes, str) or len(sizes) == 0:
         raise UsageError(f"sizes must be a non-empty sequence of spatial sizes, found {sizes!r}")
     n = len(sizes)
-    ks, ss, ds = _window(kernel, stride, dilation, n)
+    ks, ss, ds = same_window(kernel, stride, dilation, n)
     return tuple(same_padding(sz, k, s, d) for sz, k, s, d in zip(sizes, ks, ss, ds))
 
 
@@ -99,8 +99,8 @@ def size_independent(kernel: int, stride: int, dilation: int = 1) -> bool:
 
     ``total = max(k_eff - 1 - (in - 1) % s, 0)`` depends on ``in`` unless ``s == 1`` or ``k_eff == 1``.
     """
-    kernel, stride = _positive_int(kernel, "kernel"), _positive_int(stride, "stride")
-    return stride == 1 or (kernel - 1) * _positive_int(dilation, "dilation") == 0
+    kernel, stride = positive_int(kernel, "kernel"), positive_int(stride, "stride")
+    return stride == 1 or (kernel - 1) * positive_int(dilation, "dilation") == 0
 
 
 def fold_symmetric(pairs: Pairs) -> tuple[int, ...] | None:
@@ -175,9 +175,9 @@ def plan_same(in_size: object, kernel: Sequence[int], stride: object, dilation: 
     """
     if kind not in KINDS:
         raise UsageError(f"kind must be one of {KINDS}, found {kind!r}")
-    n = _ndim_of(kernel)
-    ks, ss, ds = _window(kernel, stride, dilation, n)
-    sizes = _per_dim(in_size, n, "in_size", allow_none=True) if in_size is not None else (None,) * n
+    n = ndim_of(kernel)
+    ks, ss, ds = same_window(kernel, stride, dilation, n)
+    sizes = per_dim(in_size, n, "in_size", allow_none=True) if in_size is not None else (None,) * n
     value = float("-inf") if kind == "max" else 0.0  # TF pads a max pool with -inf: padding never wins
     common = {"kind": kind, "pad_value": value, "exclude_pad": kind == "avg"}
     zeros = (0,) * n

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from tf2torch.errors import UsageError
 from tf2torch.rewrite.same import (
-    _ndim_of,
-    _per_dim,
-    _positive_int,
-    _window,
+    ndim_of,
+    per_dim,
+    positive_int,
     same_output_size,
     same_padding,
+    same_window,
     torch_pad_order,
 )
 
@@ -45,8 +45,8 @@ def transpose_same_padding(
     cuts ``padding`` from both ends and then adds ``output_padding`` back at the end, so an odd
     total (TF cuts one more at the end) needs one explicit crop.
     """
-    kernel, stride = _positive_int(kernel, "kernel"), _positive_int(stride, "stride")
-    dilation = _positive_int(dilation, "dilation")
+    kernel, stride = positive_int(kernel, "kernel"), positive_int(stride, "stride")
+    dilation = positive_int(dilation, "dilation")
     k_eff = (kernel - 1) * dilation + 1
     if out_size is None:
         # With out = in * s the forward conv's total is max(k_eff - s, 0) for every in: take in = 1.
@@ -55,7 +55,7 @@ def transpose_same_padding(
     else:
         if in_size is None:
             raise UsageError("transposed SAME with an explicit out_size also needs in_size; pass both")
-        in_size, out_size = _positive_int(in_size, "in_size"), _positive_int(out_size, "out_size")
+        in_size, out_size = positive_int(in_size, "in_size"), positive_int(out_size, "out_size")
         if same_output_size(out_size, stride) != in_size:
             raise UsageError(
                 f"out_size must satisfy ceil(out_size / stride) == in_size for a SAME transposed conv, "
@@ -83,10 +83,10 @@ def tf_same_transpose_padding(
         >>> tf_same_transpose_padding((3, 3), 2)  # not padding=1, output_padding=1: that shifts by one
         TransposePadding(padding=(0, 0), output_padding=(0, 0), crop=(0, 1, 0, 1))
     """
-    n = _ndim_of(kernel)
-    ks, ss, ds = _window(kernel, stride, dilation, n)
-    ins = _per_dim(in_size, n, "in_size", allow_none=True) if in_size is not None else (None,) * n
-    outs = _per_dim(out_size, n, "out_size", allow_none=True) if out_size is not None else (None,) * n
+    n = ndim_of(kernel)
+    ks, ss, ds = same_window(kernel, stride, dilation, n)
+    ins = per_dim(in_size, n, "in_size", allow_none=True) if in_size is not None else (None,) * n
+    outs = per_dim(out_size, n, "out_size", allow_none=True) if out_size is not None else (None,) * n
     dims = [transpose_same_padding(k, s, d, i, o) for k, s, d, i, o in zip(ks, ss, ds, ins, outs)]
     crop_pairs = tuple((0, crop) for _, _, crop in dims)
     return TransposePadding(

@@ -8,21 +8,21 @@ align_corners nor half-pixel centres: no torch mode computes it), SYMMETRIC mirr
 from __future__ import annotations
 
 from .base import NodeCtx, ShapeVec, Value, tf_op
-from .ops_nn import _nhwc, _padding, _spatial
+from .ops_nn import nhwc, spatial_dims, tf_padding
 
 TF = "tf2torch>"
 
 
 @tf_op("Conv2DBackpropInput", arity=3)
 def conv_transpose(ctx: NodeCtx) -> tuple[Value, ...]:
-    _nhwc(ctx)
+    nhwc(ctx)
     sizes_value, kernel, x = ctx.inputs[0], ctx.const(1, "filter"), ctx.tensor(2)
     sizes = list(sizes_value.items) if isinstance(sizes_value, ShapeVec) else \
         [int(v) for v in ctx.const(0, "input_sizes").array().reshape(-1)]
     if len(sizes) != 4 or len(kernel.shape) != 4 or len(x.shape) != 4:
         raise ctx.unsupported("expected 4-D sizes, filter and input")
     kh, kw, out_c, in_c = kernel.shape
-    strides, dilations, padding = _spatial(ctx, "strides", 4), _spatial(ctx, "dilations", 4), _padding(ctx)
+    strides, dilations, padding = spatial_dims(ctx, "strides", 4), spatial_dims(ctx, "dilations", 4), tf_padding(ctx)
     if padding == "EXPLICIT" or any(d != 1 for d in dilations):
         raise ctx.unsupported("explicit padding or dilation on a transposed conv")
     for axis, (size, k, s) in enumerate(zip(x.shape[1:3], (kh, kw), strides)):

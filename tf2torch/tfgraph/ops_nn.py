@@ -14,14 +14,14 @@ from .base import Missing, NodeCtx, Tensor, TFShape, Value, f32, tf_op
 TF = "tf2torch>"
 
 
-def _nhwc(ctx: NodeCtx) -> None:
+def nhwc(ctx: NodeCtx) -> None:
     fmt = ctx.attr("data_format", "NHWC")
     if fmt not in ("NHWC", "NDHWC", "NWC"):
         raise ctx.unsupported(f"data_format {fmt!r}: only channels-last graphs are converted",
                               "export the inference graph in NHWC (TF's CPU layout)")
 
 
-def _spatial(ctx: NodeCtx, key: str, rank: int, default: int = 1) -> tuple[int, ...]:
+def spatial_dims(ctx: NodeCtx, key: str, rank: int, default: int = 1) -> tuple[int, ...]:
     """The spatial entries of a 4-/5-D attribute (strides, dilations, ksize), checking batch and channel are 1."""
     value = ctx.attr(key)
     if value is None:
@@ -32,7 +32,7 @@ def _spatial(ctx: NodeCtx, key: str, rank: int, default: int = 1) -> tuple[int, 
     return value[1:-1]
 
 
-def _padding(ctx: NodeCtx) -> str:
+def tf_padding(ctx: NodeCtx) -> str:
     padding = ctx.attr("padding", "VALID")
     if padding not in ("SAME", "VALID", "EXPLICIT"):
         raise ctx.unsupported(f"padding {padding!r}")
@@ -61,13 +61,13 @@ def _explicit(ctx: NodeCtx, x: Tensor) -> Tensor:
 
 @tf_op("Conv2D", "DepthwiseConv2dNative", arity=2)
 def conv2d(ctx: NodeCtx) -> tuple[Value, ...]:
-    _nhwc(ctx)
+    nhwc(ctx)
     x, kernel = ctx.tensor(0), ctx.const(1, "filter")
     if len(x.shape) != 4 or len(kernel.shape) != 4:
         raise ctx.unsupported(f"expected a 4-D input and filter, found {len(x.shape)}-D and {len(kernel.shape)}-D")
     kh, kw, cin, cout = kernel.shape
-    strides, dilations = _spatial(ctx, "strides", 4), _spatial(ctx, "dilations", 4)
-    padding = _padding(ctx)
+    strides, dilations = spatial_dims(ctx, "strides", 4), spatial_dims(ctx, "dilations", 4)
+    padding = tf_padding(ctx)
     if padding == "EXPLICIT":
         x, padding = _explicit(ctx, x), "VALID"
     channels = x.shape[-1]
@@ -93,7 +93,7 @@ def conv2d(ctx: NodeCtx) -> tuple[Value, ...]:
 
 @tf_op("BiasAdd", "BiasAddV1", arity=2)
 def bias_add(ctx: NodeCtx) -> tuple[Value, ...]:
-    _nhwc(ctx)
+    nhwc(ctx)
     x, bias = ctx.tensor(0), ctx.const(1, "bias")
     if ctx.fuse_bias(x, bias):
         return (x,)
@@ -105,7 +105,7 @@ def bias_add(ctx: NodeCtx) -> tuple[Value, ...]:
 
 @tf_op("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", arity=5)
 def fused_batch_norm(ctx: NodeCtx) -> tuple[Value, ...]:
-    _nhwc(ctx)
+    nhwc(ctx)
     if ctx.attr("is_training", True):  # the attr's registered default is true
         raise ctx.unsupported("the graph computes batch statistics (is_training=True)",
                               "export the inference graph (is_training=False), where the moving statistics are used")
@@ -123,11 +123,11 @@ def fused_batch_norm(ctx: NodeCtx) -> tuple[Value, ...]:
 
 @tf_op("MaxPool", "AvgPool")
 def pool(ctx: NodeCtx) -> tuple[Value, ...]:
-    _nhwc(ctx)
+    nhwc(ctx)
     x = ctx.tensor(0)
     if len(x.shape) != 4:
         raise ctx.unsupported(f"a {len(x.shape)}-D input")
-    window, strides, padding = _spatial(ctx, "ksize", 4), _spatial(ctx, "strides", 4), _padding(ctx)
+    window, strides, padding = spatial_dims(ctx, "ksize", 4), spatial_dims(ctx, "strides", 4), tf_padding(ctx)
     cls = "MaxPooling2D" if ctx.op == "MaxPool" else "AveragePooling2D"
     config = {"pool_size": list(window), "strides": list(strides), "padding": padding.lower(),
               "data_format": "channels_last"}

@@ -19,7 +19,7 @@ import numpy as np
 from ..tfgraph.base import Value
 from .base import LiteCtx, int_op
 from .ops_int import qparams
-from .ops_rnn import _WEIGHTS, check_form
+from .ops_rnn import LSTM_WEIGHTS, check_form
 from .quant_math import quantize_multiplier
 
 _GATE_SCALE = np.float32(2.0**-12)  # Q3.12: the gates' intermediate scale when there is no layer norm
@@ -66,14 +66,14 @@ def int_lstm(ctx: LiteCtx) -> tuple[Value, ...]:
                               "(a power of two from 2**-15 to 2**-9 with zero point 0 expected)")
     multipliers, shifts = [], []
     for kind, scale in (("ih", np.float32(s_in)), ("hh", np.float32(s_state))):
-        pairs = [quantize_multiplier(float(_weight_scale(ctx, _WEIGHTS[f"w_{kind}_{g}"]) * scale / _GATE_SCALE))
+        pairs = [quantize_multiplier(float(_weight_scale(ctx, LSTM_WEIGHTS[f"w_{kind}_{g}"]) * scale / _GATE_SCALE))
                  for g in "ifco"]
         multipliers.append([m for m, _ in pairs])
         shifts.append([s for _, s in pairs])
     hidden = quantize_multiplier(float(np.float32(2.0**-15 / float(np.float32(s_hidden)) * 2.0**-15)))
     x = ctx.tensor(0)
     weights = []
-    for name, i in _WEIGHTS.items():
+    for name, i in LSTM_WEIGHTS.items():
         w = ctx.const(i, name)
         want = "int32" if name.startswith("b_") else "int8"
         if w.var.dtype.name != want:

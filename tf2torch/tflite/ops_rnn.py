@@ -16,7 +16,7 @@ from ..tfgraph.base import Const, Value
 from . import ops_quant_lstm
 from .base import LiteCtx, lite_op
 
-_WEIGHTS = {**{f"w_ih_{g}": 1 + k for k, g in enumerate("ifco")}, **{f"w_hh_{g}": 5 + k for k, g in enumerate("ifco")},
+LSTM_WEIGHTS = {**{f"w_ih_{g}": 1 + k for k, g in enumerate("ifco")}, **{f"w_hh_{g}": 5 + k for k, g in enumerate("ifco")},
             **{f"b_{g}": 12 + k for k, g in enumerate("ifco")}}
 _UNSUPPORTED = {9: "peephole", 10: "peephole", 11: "peephole", 16: "projection", 17: "projection",
                 20: "layer normalisation", 21: "layer normalisation", 22: "layer normalisation",
@@ -28,7 +28,7 @@ def lstm(ctx: LiteCtx) -> tuple[Value, ...]:
     clip = check_form(ctx)
     states = _zero_states(ctx)
     x = ctx.tensor(0)
-    weights = [(name, ctx.const(i, name)) for name, i in _WEIGHTS.items()]
+    weights = [(name, ctx.const(i, name)) for name, i in LSTM_WEIGHTS.items()]
     units = weights[0][1].shape[0]
     time_major = bool(ctx.option("time_major", False))
     config = {"units": units, "time_major": time_major, "cell_clip": clip}

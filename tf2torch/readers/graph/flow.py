@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ...spec import OpSpec
 
 if TYPE_CHECKING:
-    from ..metagraph import _Graph
+    from ..metagraph import NodeIndex
 
 DT_FLOAT = 1
 # Ops a tensor passes through keeping its layout and (for the unary ones) its shape: activations,
@@ -39,13 +39,13 @@ _WINDOW = frozenset({"Conv2D", "Conv3D", "DepthwiseConv2dNative", "Conv2DBackpro
 _MAX_STEPS = 256  # an operand's producer is a few ops away; the bound keeps forged graphs cheap
 
 
-def data_inputs(graph: _Graph, name: str) -> list[str]:
+def data_inputs(graph: NodeIndex, name: str) -> list[str]:
     from ..metagraph import node_name
 
     return [node_name(i) for i in graph.node(name).repeated_strings(3) if not i.startswith("^")]
 
 
-def producers(graph: _Graph, name: str, stop: frozenset[str]) -> tuple[tuple[str, ...], bool]:
+def producers(graph: NodeIndex, name: str, stop: frozenset[str]) -> tuple[tuple[str, ...], bool]:
     """The ops in ``stop`` that feed operand 0 of ``name`` through transparent ops (graph order), and
     whether the walk crossed a Reshape on the way."""
     found: dict[str, None] = {}
@@ -70,7 +70,7 @@ def producers(graph: _Graph, name: str, stop: frozenset[str]) -> tuple[tuple[str
     return tuple(sorted(found, key=lambda n: order.get(n, 0))), reshaped
 
 
-def placeholder(graph: _Graph, name: str) -> OpSpec:
+def placeholder(graph: NodeIndex, name: str) -> OpSpec:
     """A ``Placeholder``'s dtype and shape (None for an unknown size; no shape at all when unknown rank)."""
     attrs = graph.attrs(name)
     dtype = attrs["dtype"].uint(6) if "dtype" in attrs else 0
@@ -83,7 +83,7 @@ def placeholder(graph: _Graph, name: str) -> OpSpec:
                   shape=shape)
 
 
-def _scalar_float(graph: _Graph, name: str) -> float | None:
+def _scalar_float(graph: NodeIndex, name: str) -> float | None:
     """The value of a float32 scalar ``Const`` node, else None."""
     if name not in graph.nodes or graph.op(name) != "Const":
         return None
@@ -100,7 +100,7 @@ def _scalar_float(graph: _Graph, name: str) -> float | None:
     return values[0] if len(values) == 1 else None
 
 
-def unfused_batch_norms(graph: _Graph) -> list[OpSpec]:
+def unfused_batch_norms(graph: NodeIndex) -> list[OpSpec]:
     """``tf.nn.batch_normalization`` and unfused ``tf.layers`` batch norms: ``Rsqrt(variance + eps)``.
 
     TF writes the epsilon as a scalar Const added to the moving variance; that Const is the evidence.
@@ -121,7 +121,7 @@ def unfused_batch_norms(graph: _Graph) -> list[OpSpec]:
     return found
 
 
-def flow_fields(graph: _Graph, name: str) -> dict:
+def flow_fields(graph: NodeIndex, name: str) -> dict:
     """Extra OpSpec fields of a pool (what feeds it) or a MatMul (what feeds it, and whether that is a
     Flatten of a 4-D op's NHWC output)."""
     feeding, reshaped = producers(graph, name, _WINDOW | {"MatMul", "Placeholder"})
@@ -136,12 +136,12 @@ def flow_fields(graph: _Graph, name: str) -> dict:
     return fields
 
 
-def _image_placeholder(graph: _Graph, name: str) -> bool:
+def _image_placeholder(graph: NodeIndex, name: str) -> bool:
     shape = placeholder(graph, name).shape if graph.op(name) == "Placeholder" else None
     return shape is not None and len(shape) in (4, 5)
 
 
-def _nhwc(graph: _Graph, name: str) -> bool:
+def _nhwc(graph: NodeIndex, name: str) -> bool:
     """A flatten of this op's output reads (H, W, C) order: NHWC / NDHWC data format (the default)."""
     attrs = graph.attrs(name)
     return "data_format" not in attrs or attrs["data_format"].string(2) in ("NHWC", "NDHWC")

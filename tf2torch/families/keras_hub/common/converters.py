@@ -15,7 +15,7 @@ import numpy as np
 
 from ....codegen import nodes as n
 from ....layers.base import Ctx, Param
-from ....layers.common import _name_of, cfg_int, param
+from ....layers.common import cfg_int, name_of, param
 from ....map import layouts
 from ....spec import Variable
 
@@ -87,7 +87,7 @@ ACTIVATIONS = ("relu", "relu6", "silu", "swish", "hard_silu", "hard_swish", "har
 
 def block_activation(ctx: Ctx, activation: Any) -> str | None:
     """The name keras_hub_activation builds (the helpers' table); another activation is refused."""
-    name = _name_of(activation)
+    name = name_of(activation)
     if name not in ACTIVATIONS:
         raise ctx.unsupported(f"activation {activation!r} is not supported")
     return name
