@@ -289,6 +289,7 @@ def test_failure_mid_file_removes_the_partial_file(tmp_path: Path) -> None:
 def test_written_with_seek_and_write_where_there_is_no_pwrite(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delattr(write_sink.os, "pwrite")  # as on Windows
     monkeypatch.setattr(write_sink, "WRITE_BYTES", 8)  # many pieces, each at its own offset
+    monkeypatch.setattr(write_sink, "RESERVED_WRITE_BYTES", 8)
     arrays = case("all-dtypes")
     write_safetensors(tmp_path / "m.safetensors", plans_of(arrays), metadata={"format": "pt"})
     assert (tmp_path / "m.safetensors").read_bytes() == reference_bytes(arrays, {"format": "pt"}, tmp_path)

@@ -35,6 +35,7 @@ def test_bands_copied_in_parallel_are_written_in_order(tmp_path: Path, monkeypat
     monkeypatch.setattr(pipeline, "BAND_BYTES", 4096)  # many bands
     monkeypatch.setattr(pipeline, "PART_BYTES", 1000)
     monkeypatch.setattr(sink, "WRITE_BYTES", 777)
+    monkeypatch.setattr(sink, "RESERVED_WRITE_BYTES", 777)
     arrays = odd_sized(np.random.default_rng(copiers + buffers))
     write_safetensors(tmp_path / "m.safetensors", transposed_plans(arrays), metadata={"format": "pt"})
     assert (tmp_path / "m.safetensors").read_bytes() == reference_bytes(arrays, {"format": "pt"}, tmp_path)
@@ -77,3 +78,23 @@ def test_a_filesystem_that_cannot_allocate_is_written_as_before(tmp_path: Path, 
     arrays = odd_sized(np.random.default_rng(8))
     write_safetensors(tmp_path / "m.safetensors", transposed_plans(arrays), metadata={"format": "pt"})
     assert (tmp_path / "m.safetensors").read_bytes() == reference_bytes(arrays, {"format": "pt"}, tmp_path)
+
+
+def test_a_reserved_file_is_written_in_larger_calls(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    calls: list[int] = []
+    can_allocate = sink._fallocate is not None  # (Linux)
+    real = sink._pwrite
+    monkeypatch.setattr(sink, "_pwrite", lambda fd, data, at: calls.append(len(data)) or real(fd, data, at))
+    big = {"w": ("float32", np.ones((1 << 20,), "<f4"))}  # 4 MiB
+    plans = [TensorPlan("w", by_name("float32"), (1 << 20,), lambda: big["w"][1])]
+    write_safetensors(tmp_path / "a.safetensors", plans)
+    reserved = max(calls)
+    calls.clear()
+    monkeypatch.setattr(sink, "_fallocate", _failing_fallocate(errno.EOPNOTSUPP))
+    write_safetensors(tmp_path / "b.safetensors", plans)
+    print(f"largest write: {reserved} bytes reserved, {max(calls)} not")
+    assert max(calls) == sink.WRITE_BYTES
+    assert reserved == (sink.RESERVED_WRITE_BYTES if can_allocate else sink.WRITE_BYTES)
+    assert (tmp_path / "a.safetensors").read_bytes() == (tmp_path / "b.safetensors").read_bytes()
