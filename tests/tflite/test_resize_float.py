@@ -57,8 +57,8 @@ def converted(request, tmp_path_factory):
     with torch.no_grad():
         outs = [to_tf_layout(o) for o in model(to_torch_layout(x))]
     names = [o["name"] for o in result.report.interface["outputs"]]  # the interpreter's order: by name
-    return request.param, path, x, [outs[i] for i in sorted(range(len(names)), key=lambda i: names[i])], \
-        result.model_source
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    return request.param, path, x, [outs[i] for i in order], result.model_source, (model, order)
 
 
 def _split(out: np.ndarray) -> list[np.ndarray]:
@@ -68,7 +68,7 @@ def _split(out: np.ndarray) -> list[np.ndarray]:
 
 
 def test_every_grid_and_size_matches_the_builtin_kernels(converted):
-    kind, path, x, (got, conv), source = converted
+    kind, path, x, (got, conv), source, _ = converted
     assert "TFResizeBilinear(" in source and "TFLitePixelGather(" in source
     (ref, ref_conv), xnn = interpret(path, [x]), interpret(path, [x], xnnpack=True)[0]
     assert got.shape == ref.shape and conv.shape == ref_conv.shape, (got.shape, ref.shape)
@@ -80,5 +80,32 @@ def test_every_grid_and_size_matches_the_builtin_kernels(converted):
         worst = max(worst, rel)
         print(f"{kind} {method} {grid} {h}x{w}->{oh}x{ow}: max abs {np.abs(g - r).max():.2e}, max rel {rel:.2e}, "
               f"bit-equal {np.array_equal(g, r)}; XNNPACK vs reference kernels {rel_error(q, r):.2e}")
-        assert rel <= 1e-7, (method, grid, (h, w), (oh, ow))
+        # bit-equal, not a tolerance: the wrong expression order is only ~1e-7 away (the control below)
+        np.testing.assert_array_equal(g, r, err_msg=f"{method} {grid} {h}x{w}->{oh}x{ow}")
     print(f"{kind}: worst of {len(CASES)} resizes {worst:.2e}")
+
+
+def test_the_kernels_expression_order_is_what_makes_it_exact(converted):
+    """Control: the same tables summed in TF's order (top + (bottom - top) * y_lerp, with LiteRT's weights'
+    lerps) instead of LiteRT's moves the bilinear outputs off the interpreter's (by ~1e-7, under the usual
+    tolerance: hence the bit-equality asserted above), so that equality comes from following the kernel,
+    not from the test's inputs."""
+    kind, path, x, _, _, (model, order) = converted
+    if kind != "float32":
+        pytest.skip("one control is enough")
+    swapped = [m for m in model.modules() if type(m).__name__ == "TFResizeBilinear" and m.kernel == "litert"]
+    assert swapped
+    for m in swapped:
+        m.kernel = "tf"
+    try:
+        with torch.no_grad():
+            outs = [to_tf_layout(o) for o in model(to_torch_layout(x))]
+    finally:
+        for m in swapped:
+            m.kernel = "litert"
+    ref = interpret(path, [x])[0]
+    moved = [(case, rel_error(g, r)) for case, g, r in zip(CASES, _split(outs[order[0]]), _split(ref))
+             if case[0] == "bilinear" and not np.array_equal(g, r)]
+    for (_, grid, (h, w), (oh, ow)), rel in moved:
+        print(f"TF's expression order on LiteRT's {grid} {h}x{w}->{oh}x{ow}: max rel {rel:.2e}")
+    assert moved
