@@ -55,29 +55,14 @@ def resize(ctx: NodeCtx) -> tuple[Value, ...]:
     litert = ctx.attr("_kernel", "tf") == "litert"
     if ctx.op == "ResizeNearestNeighbor":
         rows, cols = (grid.nearest_indices(i, o, align, half) for i, o in ((in_h, out_h), (in_w, out_w)))
-        if out_h % in_h == 0 and out_w % in_w == 0 and \
-                rows == [i // (out_h // in_h) for i in range(out_h)] and cols == [i // (out_w // in_w) for i in range(out_w)]:
-            # each pixel repeated (an integer factor, on grids where the kernel's float32 indices agree)
-            config = {"size": [out_h // in_h, out_w // in_w], "interpolation": "nearest",
-                      "data_format": "channels_last"}
+        factors = [grid.repeat_factor(rows, in_h), grid.repeat_factor(cols, in_w)]
+        if None not in factors:  # each pixel repeated: torch's nearest upsampling is the same gather
+            config = {"size": factors, "interpolation": "nearest", "data_format": "channels_last"}
             return (ctx.layer("UpSampling2D", config, [x], shape),)
         return (ctx.layer(TF + "ResizeNearest", {"rows": rows, "cols": cols}, [x], shape),)
     if not litert and (out_h, out_w) == (in_h, in_w) and getattr(ctx.attr("T"), "enum", 1) == 1:
         return (x,)  # TF copies a float32 input (no arithmetic: infinities stay)
-    if litert and grid.litert_uses_2x2((in_h, in_w), (out_h, out_w), align, half):
-        (rl, ru, rm), (cl, cu, cm) = grid.litert_2x2_axis(in_h), grid.litert_2x2_axis(in_w)
-        config = {"kernel": "litert_2x2", "rows": [rl, ru], "row_weights": [[0.0] * len(rm), rm],
-                  "cols": [cl, cu], "col_weights": [[0.0] * len(cm), cm]}
-    elif litert:
-        (rl, ru, r0, r1), (cl, cu, c0, c1) = (grid.litert_bilinear_axis(i, o, align, half)
-                                              for i, o in ((in_h, out_h), (in_w, out_w)))
-        config = {"kernel": "litert", "rows": [rl, ru], "row_weights": [r0, r1], "cols": [cl, cu],
-                  "col_weights": [c0, c1]}
-    else:
-        (rl, ru, rt), (cl, cu, ct) = (grid.tf_bilinear_axis(i, o, align, half)
-                                      for i, o in ((in_h, out_h), (in_w, out_w)))
-        config = {"kernel": "tf", "rows": [rl, ru], "row_weights": [[0.0] * len(rt), rt], "cols": [cl, cu],
-                  "col_weights": [[0.0] * len(ct), ct]}
+    config = grid.bilinear_tables((in_h, in_w), (out_h, out_w), align, half, litert)
     return (ctx.layer(TF + "ResizeBilinear", config, [x], shape),)
 
 

@@ -12,6 +12,7 @@ optimized/resize_bilinear.h (``ResizeBilinear``: the 2x2 special case and ``Resi
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -90,3 +91,26 @@ def litert_2x2_axis(in_size: int) -> tuple[list[int], list[int], list[float]]:
     upper = [min(i + 1, in_size - 1) if odd else i for i in range(in_size) for odd in (0, 1)]
     mean = [0.5 * odd for _ in range(in_size) for odd in (0, 1)]
     return lower, upper, mean
+
+
+def repeat_factor(indices: list[int], in_size: int) -> int | None:
+    """f when ``indices`` repeat each source index f times in order (an integer upscale), else None."""
+    factor, rest = divmod(len(indices), in_size)
+    return factor if not rest and indices == [i // factor for i in range(len(indices))] else None
+
+
+def bilinear_tables(in_hw: tuple[int, int], out_hw: tuple[int, int], align_corners: bool, half_pixel: bool,
+                    litert: bool) -> dict[str, Any]:
+    """The ``tf2torch>ResizeBilinear`` layer config (runtime/resize.py's ``TFResizeBilinear``): which kernel,
+    and per axis the lower / upper source indices and the two weights that kernel reads."""
+    axes = tuple(zip(in_hw, out_hw))
+    if litert and litert_uses_2x2(in_hw, out_hw, align_corners, half_pixel):
+        kernel, tables = "litert_2x2", [litert_2x2_axis(i) for i, _ in axes]
+        tables = [(low, up, [0.0] * len(mean), mean) for low, up, mean in tables]
+    elif litert:
+        kernel, tables = "litert", [litert_bilinear_axis(i, o, align_corners, half_pixel) for i, o in axes]
+    else:  # TF reads only the lerp
+        kernel, tables = "tf", [(low, up, [0.0] * len(lerp), lerp)
+                                for low, up, lerp in (tf_bilinear_axis(i, o, align_corners, half_pixel) for i, o in axes)]
+    (rl, ru, r0, r1), (cl, cu, c0, c1) = tables
+    return {"kernel": kernel, "rows": [rl, ru], "row_weights": [r0, r1], "cols": [cl, cu], "col_weights": [c0, c1]}
