@@ -36,18 +36,22 @@ class TFResizeBilinear(nn.Module):
         x = x.float()
         if self.kernel == "litert_2x2":
             return _mean_2x2(_mean_2x2(x, 2, self.rows, self.row_weights[1]), 3, self.cols, self.col_weights[1])
-        upper_rows, lower_rows = x.index_select(2, self.rows[1]), x.index_select(2, self.rows[0])
-        tl, tr = lower_rows.index_select(3, self.cols[0]), lower_rows.index_select(3, self.cols[1])
-        bl, br = upper_rows.index_select(3, self.cols[0]), upper_rows.index_select(3, self.cols[1])
+        left, right = x[..., self.cols[0]], x[..., self.cols[1]]  # (indexing: faster than index_select on dim 3)
         if self.kernel == "tf":
-            x_lerp, y_lerp = self.col_weights[1], self.row_weights[1][:, None]
-            top = tl + (tr - tl) * x_lerp
-            bottom = bl + (br - bl) * x_lerp
-            return top + (bottom - top) * y_lerp
+            # top and bottom are the same column lerp of two source rows: taken once per source row, then
+            # gathered (the same float32 operations on the same values as per output row, fewer of them;
+            # in place, a + b for b + a: IEEE addition commutes exactly)
+            lerped = (right - left).mul_(self.col_weights[1]).add_(left)
+            top, bottom = lerped.index_select(2, self.rows[0]), lerped.index_select(2, self.rows[1])
+            return (bottom - top).mul_(self.row_weights[1][:, None]).add_(top)
+        tl, tr = left.index_select(2, self.rows[0]), right.index_select(2, self.rows[0])
+        bl, br = left.index_select(2, self.rows[1]), right.index_select(2, self.rows[1])
         r0, r1 = self.row_weights[0][:, None], self.row_weights[1][:, None]
         c0, c1 = self.col_weights[0], self.col_weights[1]
-        # separate multiplies and adds, each rounded to float32, as LiteRT's (NEON vmla, unfused) loop
-        return tl * (r0 * c0) + tr * (r0 * c1) + bl * (r1 * c0) + br * (r1 * c1)
+        # separate multiplies and adds, each rounded to float32, summed in this order, as LiteRT's loop (NEON's
+        # vmla is unfused); in place on the gathered copies
+        out = tl.mul_(r0 * c0).add_(tr.mul_(r0 * c1))
+        return out.add_(bl.mul_(r1 * c0)).add_(br.mul_(r1 * c1))
 
 
 def _mean_2x2(x, dim, index, averaged):
