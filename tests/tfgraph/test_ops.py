@@ -12,7 +12,6 @@ import pytest
 from tests.conftest import require_tf
 from tests.tfgraph.graphs import check, run_generated, save_graph
 from tf2torch import api
-from tf2torch.errors import UnsupportedError
 
 
 def conv_bias_relu6(tf1, x, var):
@@ -153,12 +152,3 @@ def test_token_ids_through_an_embedding(tmp_path):
     print(f"token ids -> embedding: max rel err vs TF {rel:.2e}")
     assert rel <= 1e-5
 
-
-def test_a_bilinear_resize_on_the_legacy_grid_is_refused(tmp_path):
-    """TF1's resize_bilinear samples at i * in / out: no torch mode does; named with the fix."""
-    def build(tf1, x, var):
-        y = tf1.nn.conv2d(x, var("c/weights", (1, 1, 3, 2)), [1, 1, 1, 1], "SAME")
-        return tf1.image.resize_bilinear(y, [8, 8], name="out")
-    graph = save_graph(tmp_path, build, (4, 4, 3))
-    with pytest.raises(UnsupportedError, match="legacy pixel grid.*tf.image.resize"):
-        api.convert(graph.frozen, None, dry_run=True)

@@ -57,15 +57,15 @@ def int_more(keras):
 def int_spatial(keras):
     """The pixel-moving operators whose int8 kernels are emulated, in a model of their own (elsewhere they
     sit beside operators a full-integer model refuses): TRANSPOSE_CONV, MIRROR_PAD, RESIZE_BILINEAR and
-    RESIZE_NEAREST_NEIGHBOR (half-pixel centres; bilinear x2, nearest x3: integer factors, which the float
-    converter takes)."""
+    RESIZE_NEAREST_NEIGHBOR (half-pixel centres, non-integer factors: bilinear 13x17 -> 23x31, nearest
+    down to 9x12; every grid and size of the float forms: tests/tflite/test_resize_float.py)."""
     L = keras.layers
     ops = keras.ops
     inp = keras.Input((5, 7, 4))
     x = L.Conv2DTranspose(6, 3, strides=2, padding="same", activation="relu")(inp)
     x = L.Lambda(lambda t: ops.pad(t, ((0, 0), (1, 2), (2, 1), (0, 0)), mode="reflect"))(x)
-    b = L.Resizing(26, 34, interpolation="bilinear")(x)  # (the float converter takes integer factors)
-    n = L.Resizing(39, 51, interpolation="nearest")(x)  # x3
+    b = L.Resizing(23, 31, interpolation="bilinear")(x)
+    n = L.Resizing(9, 12, interpolation="nearest")(x)
     return keras.Model(inp, [L.Conv2D(4, 3, strides=2, padding="same")(b), n])
 
 

@@ -40,6 +40,7 @@ from . import (  # noqa: F401  (registration)
     rnn,
     rnn_cell,
     tf_array,
+    tf_resize,
     wrappers,
 )
 

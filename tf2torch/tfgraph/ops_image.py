@@ -1,12 +1,13 @@
 """Image-shaped ops: transposed convolutions (Conv2DBackpropInput), resizes, mirror padding, tiling.
 
 Each maps only where the TF and PyTorch semantics provably agree, and says why otherwise: a transposed
-conv whose output size needs output_padding, a bilinear resize with TF1's legacy pixel grid (neither
-align_corners nor half-pixel centres: no torch mode computes it), SYMMETRIC mirror padding.
+conv whose output size needs output_padding, SYMMETRIC mirror padding. Resizes are emulated on every grid
+and size by index tables (runtime/resize.py), as TF's or LiteRT's kernel computes them.
 """
 
 from __future__ import annotations
 
+from . import resize_grid as grid
 from .base import NodeCtx, ShapeVec, Value, tf_op
 from .ops_nn import nhwc, spatial_dims, tf_padding
 
@@ -38,27 +39,31 @@ def conv_transpose(ctx: NodeCtx) -> tuple[Value, ...]:
 
 @tf_op("ResizeBilinear", "ResizeNearestNeighbor", arity=2)
 def resize(ctx: NodeCtx) -> tuple[Value, ...]:
+    """Float resizes on any grid and size, emulating the kernel that runs them: TF's (a TF graph) or
+    LiteRT's (``_kernel: "litert"``, set by ``tflite/ops_array.py``); tables from ``resize_grid``."""
     x = ctx.tensor(0)
-    out_h, out_w = (int(v) for v in ctx.const(1, "size").array().reshape(-1))
     if len(x.shape) != 4 or x.shape[1] is None or x.shape[2] is None:
         raise ctx.unsupported("resizing an image of unknown size", "convert with a fixed input size")
-    if out_h % x.shape[1] or out_w % x.shape[2]:
-        raise ctx.unsupported(f"resizing {x.shape[1]}x{x.shape[2]} to {out_h}x{out_w}: only integer "
-                              "upscaling factors are converted")
+    out_h, out_w = (int(v) for v in ctx.const(1, "size").array().reshape(-1))
+    in_h, in_w = x.shape[1], x.shape[2]
     align, half = bool(ctx.attr("align_corners", False)), bool(ctx.attr("half_pixel_centers", False))
-    bilinear = ctx.op == "ResizeBilinear"
-    factors = [out_h // x.shape[1], out_w // x.shape[2]]
-    if bilinear and (align or not half) and factors != [1, 1]:
-        # torch's bilinear modes are half-pixel (align_corners=False) and corner-aligned; TF1's default
-        # grid (neither) samples at i * in / out, which neither reproduces.
-        raise ctx.unsupported("a bilinear resize on TF1's legacy pixel grid (half_pixel_centers=False)"
-                              if not align else "a bilinear resize with align_corners=True",
-                              "export with tf.image.resize (TF2: half-pixel centres)")
-    if not bilinear and align:
-        raise ctx.unsupported("a nearest-neighbour resize with align_corners=True")
-    # Nearest with an integer factor repeats each pixel on either grid (legacy or half-pixel).
-    config = {"size": factors, "interpolation": "bilinear" if bilinear else "nearest", "data_format": "channels_last"}
-    return (ctx.layer("UpSampling2D", config, [x], (x.shape[0], out_h, out_w, x.shape[3])),)
+    if align and half:  # both kernels reject the pair
+        raise ctx.unsupported("align_corners and half_pixel_centers both set (TF and LiteRT refuse it)")
+    if out_h < 1 or out_w < 1:
+        raise ctx.unsupported(f"a resize to {out_h}x{out_w}")
+    shape = (x.shape[0], out_h, out_w, x.shape[3])
+    litert = ctx.attr("_kernel", "tf") == "litert"
+    if ctx.op == "ResizeNearestNeighbor":
+        rows, cols = (grid.nearest_indices(i, o, align, half) for i, o in ((in_h, out_h), (in_w, out_w)))
+        factors = [grid.repeat_factor(rows, in_h), grid.repeat_factor(cols, in_w)]
+        if None not in factors:  # each pixel repeated: torch's nearest upsampling is the same gather
+            config = {"size": factors, "interpolation": "nearest", "data_format": "channels_last"}
+            return (ctx.layer("UpSampling2D", config, [x], shape),)
+        return (ctx.layer(TF + "ResizeNearest", {"rows": rows, "cols": cols}, [x], shape),)
+    if not litert and (out_h, out_w) == (in_h, in_w) and getattr(ctx.attr("T"), "enum", 1) == 1:
+        return (x,)  # TF copies a float32 input (no arithmetic: infinities stay)
+    config = grid.bilinear_tables((in_h, in_w), (out_h, out_w), align, half, litert)
+    return (ctx.layer(TF + "ResizeBilinear", config, [x], shape),)
 
 
 @tf_op("MirrorPad", arity=2)

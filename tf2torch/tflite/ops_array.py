@@ -116,7 +116,8 @@ def unpack(ctx: LiteCtx) -> tuple[Value, ...]:
 def resize(ctx: LiteCtx) -> tuple[Value, ...]:
     op = "ResizeBilinear" if ctx.op == "RESIZE_BILINEAR" else "ResizeNearestNeighbor"
     return ctx.tf(op, list(ctx.inputs), {"align_corners": bool(ctx.option("align_corners", False)),
-                                        "half_pixel_centers": bool(ctx.option("half_pixel_centers", False))})
+                                        "half_pixel_centers": bool(ctx.option("half_pixel_centers", False)),
+                                        "_kernel": "litert"})  # LiteRT's float kernels, not TF's
 
 
 @lite_op("BATCH_MATMUL")
