@@ -6,7 +6,9 @@ on its own (the ``ties`` model pins the rounding of the requantization's final s
 
 A CNN (CONV_2D + RELU, DEPTHWISE_CONV_2D + RELU6, MAX / AVERAGE_POOL_2D, CONCATENATION, MEAN, STRIDED_SLICE,
 MUL and ADD of tensors, LOGISTIC, RESHAPE, FULLY_CONNECTED, SOFTMAX) quantized with ``default_ranges_stats``,
-and an MLP whose ranges come from fake-quant nodes (so the scales and zero points differ from op to op).
+an MLP whose ranges come from fake-quant nodes (so the scales and zero points differ from op to op), and
+``more``: SUB, TANH, standalone RELU / RELU6 (their multiplier's float32 division meets ties), ADD / MUL of
+constants.
 """
 
 from __future__ import annotations
@@ -70,12 +72,31 @@ def _ties(tf, rng):
     return [x], [conv, dw, fc, pointwise, dw2], {}
 
 
+def _more(tf, rng):
+    """SUB of two tensors of different scales, TANH, a standalone RELU (after a CONCATENATION) and RELU6 (after a
+    MEAN), ADD / MUL of a per-channel constant and of one number."""
+    fq = tf.quantization.fake_quant_with_min_max_args
+    x = tf.compat.v1.placeholder(tf.float32, (1, 6, 6, 3), name="x")
+    y = fq(tf.nn.conv2d(x, rng.normal(0, .5, (1, 1, 3, 4)).astype(np.float32), 1, "SAME") +
+           rng.normal(0, .2, 4).astype(np.float32), -4.0, 5.0, name="y")
+    sq = fq(y * y, -1.0, 9.0, name="sq")
+    sub = fq(tf.subtract(y, sq), -8.0, 6.5, name="sub")
+    cat = tf.concat([y, fq(y * 0.5 + y, -4.0, 5.0)], -1, name="cat")
+    relu = fq(tf.nn.relu(cat), 0.0, 4.5, name="relu")
+    relu6 = fq(tf.nn.relu6(fq(tf.reduce_mean(cat, [1, 2]), -3.0, 3.5)), 0.0, 3.0, name="relu6")
+    addc = fq(tf.add(relu6, rng.normal(0, 1, 8).astype(np.float32)), -3.0, 5.0, name="addc")
+    mulc = fq(tf.multiply(relu, rng.normal(0, 1, 8).astype(np.float32)), -6.0, 6.0, name="mulc")
+    adds = fq(tf.add(sub, 1.5), -6.0, 8.0, name="adds")
+    muls = fq(tf.multiply(sq, 0.37), 0.0, 3.0, name="muls")
+    return [x], [sub, tf.tanh(sub, name="tanh"), relu, relu6, addc, mulc, adds, muls], {"default_ranges_stats": (-6, 6)}
+
+
 def _make(folder: Path, name: str) -> Path:
     import tensorflow as tf
 
     graph = tf.Graph()
     with graph.as_default():
-        inputs, outputs, options = {"cnn": _cnn, "mlp": _mlp, "ties": _ties}[name](tf, np.random.default_rng(3))
+        inputs, outputs, options = {"cnn": _cnn, "mlp": _mlp, "ties": _ties, "more": _more}[name](tf, np.random.default_rng(3))
         with tf.compat.v1.Session() as session:
             converter = tf.compat.v1.lite.TFLiteConverter.from_session(session, inputs, outputs)
             converter.inference_type = tf.uint8
@@ -87,12 +108,17 @@ def _make(folder: Path, name: str) -> Path:
     return path
 
 
+# the uint8 modules each model must hold (so a converter falling back to another path fails the test)
+CLASSES = {"cnn": ["Linear", "Conv2d"], "mlp": ["Linear"], "ties": ["Linear", "Conv2d"],
+           "more": ["Add", "Mul", "LUT", "Rescale"]}
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("uint8_tf1")
 
 
-@pytest.mark.parametrize("name", ["cnn", "mlp", "ties"])
+@pytest.mark.parametrize("name", ["cnn", "mlp", "ties", "more"])
 def test_matches_the_reference_kernels(folder, name):
     path = _make(folder, name)
     interpreter = _interpreter(path)
@@ -103,7 +129,7 @@ def test_matches_the_reference_kernels(folder, name):
     assert any(t["dtype"] == np.uint8 and t["quantization"][1] not in (0, 128)
                for t in tensors.values()), "no uint8 weights with a zero point: not a TF 1-style model"
     model, result = convert_in_memory(path)
-    assert "TFLiteUint8Linear(" in result.model_source
+    assert all(f"TFLiteUint8{cls}(" in result.model_source for cls in CLASSES[name]), CLASSES[name]
     counts = result.report.counts()
     assert counts["missing"] == counts["unexpected"] == counts["mismatched"] == 0, counts
     rng = np.random.default_rng(7)
@@ -129,13 +155,14 @@ def test_matches_the_reference_kernels(folder, name):
     assert not unequal, f"{name}: {'; '.join(unequal)}"
 
 
-REFUSED = {"tanh_sub": ("full-integer uint8 model", "TANH (no uint8 integer kernel", "SUB", "--dequantize"),
+REFUSED = {"log_softmax_sqdiff": ("full-integer uint8 model", "LOG_SOFTMAX (no uint8 integer kernel",
+                                  "SQUARED_DIFFERENCE", "--dequantize"),
            "mean_keep_dims": ("MEAN", "a uint8 mean over axes [1, 2]", "keep_dims True")}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_unemulated_uint8_operators_refused(tmp_path, case):
-    """On uint8, TANH and SUB (every kind named at once, with the --dequantize route) and a MEAN over height and
+    """On uint8, LOG_SOFTMAX and SQUARED_DIFFERENCE (every kind named at once, with the --dequantize route) and a MEAN over height and
     width with keep_dims (the builtin kernel's own path, not measured) are refused: exit 1, one line, nothing
     written."""
     import tensorflow as tf
@@ -146,8 +173,8 @@ def test_unemulated_uint8_operators_refused(tmp_path, case):
     with graph.as_default():
         x = tf.compat.v1.placeholder(tf.float32, (1, 4, 4, 3), name="x")
         y = tf.nn.conv2d(x, np.random.default_rng(0).normal(0, .3, (1, 1, 3, 3)).astype(np.float32), 1, "SAME")
-        if case == "tanh_sub":
-            out = tf.tanh(tf.subtract(y, tf.nn.relu(y)), name="out")
+        if case == "log_softmax_sqdiff":
+            out = tf.nn.log_softmax(tf.math.squared_difference(y, tf.nn.relu(y)), name="out")
         else:
             out = tf.reduce_mean(y, [1, 2], keepdims=True, name="out")
         with tf.compat.v1.Session() as session:

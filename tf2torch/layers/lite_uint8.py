@@ -19,7 +19,8 @@ UINT8 = "tf2torch>LiteUint8"
 _CLASSES = {"TFLiteQuantConv2d": "TFLiteUint8Conv2d", "TFLiteQuantLinear": "TFLiteUint8Linear",
             "TFLiteQuantAdd": "TFLiteUint8Add", "TFLiteQuantMul": "TFLiteUint8Mul", "TFLiteQuantMean": "TFLiteUint8Mean",
             "TFLiteQuantAvgPool2d": "TFLiteUint8AvgPool2d", "TFLiteQuantMaxPool2d": "TFLiteUint8MaxPool2d",
-            "TFLiteQuantLUT": "TFLiteUint8LUT", "TFLiteQuantSoftmax": "TFLiteUint8Softmax"}
+            "TFLiteQuantLUT": "TFLiteUint8LUT", "TFLiteQuantSoftmax": "TFLiteUint8Softmax",
+            "TFLiteQuantRescale": "TFLiteUint8Rescale"}
 # Whether the requantization's final shift rounds half up (else half away from zero, RoundingDivideByPOT), per
 # kernel, as measured against the interpreter (tests/tflite/test_uint8_tf1.py, its "ties" model): the uint8
 # CONV_2D and FULLY_CONNECTED go through the gemm path, whose output stage rounds half up; the uint8 depthwise
@@ -49,7 +50,8 @@ def _weighted(int8: Callable[[Ctx], Converted]) -> Callable[[Ctx], Converted]:
 
 def _shifted(int8: Callable[[Ctx], Converted]) -> Callable[[Ctx], Converted]:
     def convert(ctx: Ctx) -> Converted:
-        return _as_uint8(int8(ctx))
+        # a per-channel constant operand (ADD / SUB / MUL) is the file's uint8 tensor: its buffer stays uint8
+        return _as_uint8(int8(ctx), (("uint8_constant", True),) if ctx.layer.weights else ())
     return convert
 
 
@@ -60,3 +62,4 @@ converter(UINT8 + "Mean", wants="keras")(_shifted(lite_int.mean))
 converter(UINT8 + "Pool2D", wants="cf")(_shifted(lite_int.pool))
 converter(UINT8 + "Softmax", wants="any")(_shifted(lite_int.softmax))
 converter(UINT8 + "LUT", wants="any")(_shifted(lite_int.table))
+converter(UINT8 + "Rescale", wants="any")(_shifted(lite_int.rescale))

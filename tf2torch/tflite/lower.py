@@ -35,6 +35,7 @@ from . import (  # noqa: F401,E501  (registration)
     ops_nn,
     ops_rnn,
     ops_uint8,
+    ops_uint8_act,
     ops_uint8_model,
     quant,
 )
