@@ -88,7 +88,12 @@ def _more(tf, rng):
     mulc = fq(tf.multiply(relu, rng.normal(0, 1, 8).astype(np.float32)), -6.0, 6.0, name="mulc")
     adds = fq(tf.add(sub, 1.5), -6.0, 8.0, name="adds")
     muls = fq(tf.multiply(sq, 0.37), 0.0, 3.0, name="muls")
-    return [x], [sub, tf.tanh(sub, name="tanh"), relu, relu6, addc, mulc, adds, muls], {"default_ranges_stats": (-6, 6)}
+    # MEAN keep_dims over a 4x4 image, 20 channels (16 in the kernel's vector loop, 4 in its scalar tail): input and
+    # output share one scale, so the multiplier is 1/16 and sums meet exact halves often
+    wide = fq(tf.nn.conv2d(x, rng.normal(0, .5, (3, 3, 3, 20)).astype(np.float32), 1, "VALID"), -3.0, 5.5, name="wide")
+    meankeep = fq(tf.reduce_mean(wide, [1, 2], keepdims=True), -3.0, 5.5, name="meankeep")
+    return [x], [sub, tf.tanh(sub, name="tanh"), relu, relu6, addc, mulc, adds, muls, wide, meankeep], \
+        {"default_ranges_stats": (-6, 6)}
 
 
 def _make(folder: Path, name: str) -> Path:
@@ -157,14 +162,14 @@ def test_matches_the_reference_kernels(folder, name):
 
 REFUSED = {"log_softmax_sqdiff": ("full-integer uint8 model", "LOG_SOFTMAX (no uint8 integer kernel",
                                   "SQUARED_DIFFERENCE", "--dequantize"),
-           "mean_keep_dims": ("MEAN", "a uint8 mean over axes [1, 2]", "keep_dims True")}
+           "constant_image": ("ADD", "a uint8 constant operand of shape [1, 4, 4, 3]", "one uint8 value per channel")}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_unemulated_uint8_operators_refused(tmp_path, case):
-    """On uint8, LOG_SOFTMAX and SQUARED_DIFFERENCE (every kind named at once, with the --dequantize route) and a MEAN over height and
-    width with keep_dims (the builtin kernel's own path, not measured) are refused: exit 1, one line, nothing
-    written."""
+    """On uint8, LOG_SOFTMAX and SQUARED_DIFFERENCE (every kind named at once, with the --dequantize route) and an
+    ADD of a whole-image constant (only one number or one value per channel is emulated) are refused: exit 1, one
+    line, nothing written."""
     import tensorflow as tf
 
     from tests.test_hostile import refuses_without_output
@@ -176,7 +181,7 @@ def test_unemulated_uint8_operators_refused(tmp_path, case):
         if case == "log_softmax_sqdiff":
             out = tf.nn.log_softmax(tf.math.squared_difference(y, tf.nn.relu(y)), name="out")
         else:
-            out = tf.reduce_mean(y, [1, 2], keepdims=True, name="out")
+            out = tf.add(y * y, np.random.default_rng(1).normal(0, 1, (1, 4, 4, 3)).astype(np.float32), name="out")
         with tf.compat.v1.Session() as session:
             converter = tf.compat.v1.lite.TFLiteConverter.from_session(session, [x], [out])
             converter.inference_type = tf.uint8

@@ -105,8 +105,16 @@ class TFLiteUint8Mul(TFLiteQuantMul):
 
 
 class TFLiteUint8Mean(TFLiteQuantMean):
+    """MEAN on uint8: the int8 module on q - 128; with ``bias`` (height and width of a 4-D tensor, keepdim:
+    LiteRT's "Mean4D/Uint8") the raw uint8 sum requantized, plus ``bias``, clamped to [0, 255]. That sum is never
+    negative, so the kernel's vector loops (half up) and scalar tail (half away from zero) round alike."""
+
     def forward(self, x):
-        return lite_to_uint8(super().forward(lite_from_uint8(x)))
+        if self.bias is None:
+            return lite_to_uint8(super().forward(lite_from_uint8(x)))
+        total = x.long().sum(dim=self.dims, keepdim=self.keepdim)
+        out = lite_requantize(total, torch.tensor(self.multiplier), torch.tensor(self.shift)) + self.bias
+        return out.clamp(0, 255).to(torch.uint8)
 
 
 class TFLiteUint8AvgPool2d(TFLiteQuantAvgPool2d):

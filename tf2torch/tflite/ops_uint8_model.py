@@ -21,7 +21,15 @@ from .base import LiteCtx, int_op
 from .ops_int import fc_operands, int32_bias, window_config, window_output_shape
 from .ops_math import same_rank
 from .ops_uint8 import uint8_params
-from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier, softmax_table
+from .quant_math import (
+    activation_range,
+    add_params,
+    lut,
+    mean_hw_params,
+    mean_params,
+    quantize_multiplier,
+    softmax_table,
+)
 
 UINT8 = "tf2torch>LiteUint8"
 
@@ -142,13 +150,17 @@ def mean(ctx: LiteCtx) -> tuple[Value, ...]:
     rank = len(x.shape)
     dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
     keep = bool(ctx.option("keep_dims", False))
-    if 0 in dims or any(x.shape[d] is None for d in dims) or (keep and rank == 4 and dims == [1, 2]):
-        # keep_dims over H, W of a 4-D tensor: the builtin kernel's own path (another formula), not measured
+    if 0 in dims or any(x.shape[d] is None for d in dims):
         raise ctx.unsupported(f"a uint8 mean over axes {dims} of shape {list(x.shape)} (keep_dims {keep})")
     count = int(np.prod([x.shape[d] for d in dims]))
     shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keep or i not in dims)
     config = {"axes": dims, "keepdims": keep, "input_zero_point": z_in - 128, "output_zero_point": z_out - 128}
-    config["multiplier"], config["shift"] = mean_params(s_in, s_out, count)
+    if keep and rank == 4 and dims == [1, 2]:
+        # the builtin kernel's own 4-D path (optimized_ops::Mean, "Mean4D/Uint8"): the int8 path's formula on
+        # the raw uint8 sum, so its bias folds in the file's zero points, not lowered ones (runtime/lite_uint8.py)
+        config["multiplier"], config["shift"], config["bias"] = mean_hw_params(s_in, z_in, s_out, z_out, count)
+    else:
+        config["multiplier"], config["shift"] = mean_params(s_in, s_out, count)
     return (ctx.layer(UINT8 + "Mean", config, [x], shape, name=ctx.name),)
 
 
