@@ -30,6 +30,7 @@ from . import (  # noqa: F401,E501  (registration)
     ops_int_act,
     ops_int_lstm,
     ops_int_math,
+    ops_int_prod,
     ops_int_spatial,
     ops_math,
     ops_nn,
