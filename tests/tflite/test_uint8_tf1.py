@@ -8,7 +8,7 @@ A CNN (CONV_2D + RELU, DEPTHWISE_CONV_2D + RELU6, MAX / AVERAGE_POOL_2D, CONCATE
 MUL and ADD of tensors, LOGISTIC, RESHAPE, FULLY_CONNECTED, SOFTMAX) quantized with ``default_ranges_stats``,
 an MLP whose ranges come from fake-quant nodes (so the scales and zero points differ from op to op), and
 ``more``: SUB, TANH, standalone RELU / RELU6 (their multiplier's float32 division meets ties), ADD / MUL of
-constants.
+constants, MEAN keep_dims; ``extra``: MAXIMUM, MINIMUM, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / MIN.
 """
 
 from __future__ import annotations
@@ -96,12 +96,28 @@ def _more(tf, rng):
         {"default_ranges_stats": (-6, 6)}
 
 
+def _extra(tf, rng):
+    """MAXIMUM of two tensors, MINIMUM with a constant, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX, REDUCE_MIN."""
+    fq = tf.quantization.fake_quant_with_min_max_args
+    x = tf.compat.v1.placeholder(tf.float32, (1, 6, 6, 3), name="x")
+    y = fq(tf.nn.conv2d(x, rng.normal(0, .5, (1, 1, 3, 4)).astype(np.float32), 1, "SAME") +
+           rng.normal(0, .2, 4).astype(np.float32), -4.0, 5.0, name="y")
+    sq = fq(y * y * 0.3, -4.0, 5.0, name="sq")
+    outs = [tf.maximum(y, sq, name="maximum"), tf.minimum(y, 0.5, name="minimum"),
+            tf.pad(y, [[0, 0], [1, 1], [2, 0], [0, 0]], name="pad"),
+            fq(y * tf.nn.relu6(y + 3) / 6, -1.0, 5.0, name="hard_swish"),
+            fq(tf.nn.leaky_relu(y, 0.2), -1.0, 5.0, name="leaky_relu"),
+            fq(tf.reduce_sum(y, [1, 2]), -40.0, 90.0, name="sum"), tf.reduce_max(y, [1, 2], name="reduce_max"),
+            tf.reduce_min(y, [2], keepdims=True, name="reduce_min")]
+    return [x], outs, {"default_ranges_stats": (-6, 6)}
+
+
 def _make(folder: Path, name: str) -> Path:
     import tensorflow as tf
 
     graph = tf.Graph()
     with graph.as_default():
-        inputs, outputs, options = {"cnn": _cnn, "mlp": _mlp, "ties": _ties, "more": _more}[name](tf, np.random.default_rng(3))
+        inputs, outputs, options = {"cnn": _cnn, "mlp": _mlp, "ties": _ties, "more": _more, "extra": _extra}[name](tf, np.random.default_rng(3))
         with tf.compat.v1.Session() as session:
             converter = tf.compat.v1.lite.TFLiteConverter.from_session(session, inputs, outputs)
             converter.inference_type = tf.uint8
@@ -115,7 +131,7 @@ def _make(folder: Path, name: str) -> Path:
 
 # the uint8 modules each model must hold (so a converter falling back to another path fails the test)
 CLASSES = {"cnn": ["Linear", "Conv2d"], "mlp": ["Linear"], "ties": ["Linear", "Conv2d"],
-           "more": ["Add", "Mul", "LUT", "Rescale"]}
+           "more": ["Add", "Mul", "LUT", "Rescale"], "extra": ["MinMax", "HardSwish", "LeakyRelu", "Reduce"]}
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +139,7 @@ def folder(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("uint8_tf1")
 
 
-@pytest.mark.parametrize("name", ["cnn", "mlp", "ties", "more"])
+@pytest.mark.parametrize("name", ["cnn", "mlp", "ties", "more", "extra"])
 def test_matches_the_reference_kernels(folder, name):
     path = _make(folder, name)
     interpreter = _interpreter(path)
@@ -139,7 +155,7 @@ def test_matches_the_reference_kernels(folder, name):
     assert counts["missing"] == counts["unexpected"] == counts["mismatched"] == 0, counts
     rng = np.random.default_rng(7)
     steps: list[list[np.ndarray]] = [[] for _ in outs]
-    for _ in range(8 if name != "ties" else 30):  # random uint8 inputs over the whole range (saturating paths included)
+    for _ in range({"ties": 30, "extra": 100}.get(name, 8)):  # random uint8 inputs over the whole range (saturating too)
         xs = [rng.integers(0, 256, size=d["shape"]).astype(np.uint8) for d in ins]
         for d, x in zip(ins, xs):
             interpreter.set_tensor(d["index"], x)

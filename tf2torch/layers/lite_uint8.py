@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from . import lite_int
+from . import lite_int, lite_int_math
 from .base import Converted, Ctx
 from .lite_int import config_int
 from .registry import converter
@@ -20,7 +20,9 @@ _CLASSES = {"TFLiteQuantConv2d": "TFLiteUint8Conv2d", "TFLiteQuantLinear": "TFLi
             "TFLiteQuantAdd": "TFLiteUint8Add", "TFLiteQuantMul": "TFLiteUint8Mul", "TFLiteQuantMean": "TFLiteUint8Mean",
             "TFLiteQuantAvgPool2d": "TFLiteUint8AvgPool2d", "TFLiteQuantMaxPool2d": "TFLiteUint8MaxPool2d",
             "TFLiteQuantLUT": "TFLiteUint8LUT", "TFLiteQuantSoftmax": "TFLiteUint8Softmax",
-            "TFLiteQuantRescale": "TFLiteUint8Rescale"}
+            "TFLiteQuantRescale": "TFLiteUint8Rescale", "TFLiteQuantMinMax": "TFLiteUint8MinMax",
+            "TFLiteQuantHardSwish": "TFLiteUint8HardSwish", "TFLiteQuantLeakyRelu": "TFLiteUint8LeakyRelu",
+            "TFLiteQuantReduce": "TFLiteUint8Reduce"}
 # Whether the requantization's final shift rounds half up (else half away from zero, RoundingDivideByPOT), per
 # kernel, as measured against the interpreter (tests/tflite/test_uint8_tf1.py, its "ties" model): the uint8
 # CONV_2D and FULLY_CONNECTED go through the gemm path, whose output stage rounds half up; the uint8 depthwise
@@ -63,3 +65,7 @@ converter(UINT8 + "Pool2D", wants="cf")(_shifted(lite_int.pool))
 converter(UINT8 + "Softmax", wants="any")(_shifted(lite_int.softmax))
 converter(UINT8 + "LUT", wants="any")(_shifted(lite_int.table))
 converter(UINT8 + "Rescale", wants="any")(_shifted(lite_int.rescale))
+converter(UINT8 + "HardSwish", wants="any")(_shifted(lite_int.hard_swish))
+converter(UINT8 + "LeakyRelu", wants="any")(_shifted(lite_int.leaky_relu))
+converter(UINT8 + "MinMax", wants="keras")(_shifted(lite_int_math.min_max))
+converter(UINT8 + "Reduce", wants="keras")(_shifted(lite_int_math.reduce))

@@ -28,7 +28,14 @@ from .lite_int import (
     TFLiteQuantMul,
     lite_requantize,
 )
-from .lite_int_act import TFLiteQuantLUT, TFLiteQuantRescale, TFLiteQuantSoftmax
+from .lite_int_act import (
+    TFLiteQuantHardSwish,
+    TFLiteQuantLeakyRelu,
+    TFLiteQuantLUT,
+    TFLiteQuantRescale,
+    TFLiteQuantSoftmax,
+)
+from .lite_int_math import TFLiteQuantMinMax, TFLiteQuantReduce, lite_round_away
 
 
 def lite_from_uint8(q):
@@ -150,3 +157,36 @@ class TFLiteUint8Rescale(TFLiteQuantRescale):
 class TFLiteUint8Softmax(TFLiteQuantSoftmax):
     def forward(self, q):
         return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+
+class TFLiteUint8HardSwish(TFLiteQuantHardSwish):
+    def forward(self, q):
+        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+
+class TFLiteUint8LeakyRelu(TFLiteQuantLeakyRelu):
+    def forward(self, q):
+        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+
+class TFLiteUint8MinMax(TFLiteQuantMinMax):
+    """MAXIMUM / MINIMUM on uint8: the stored values compared as they are; a constant operand is the file's
+    uint8 tensor."""
+
+    def __init__(self, *args, uint8_constant=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if uint8_constant:
+            self.constant = self.constant.to(torch.uint8)
+
+
+class TFLiteUint8Reduce(TFLiteQuantReduce):
+    """REDUCE_MAX / REDUCE_MIN on uint8 (the stored values compared) and SUM (LiteRT's optimized
+    ``QuantizedMeanOrSum<uint8_t>``: the raw uint8 sum as float32, times ``scale``, plus ``bias``, rounded half
+    away from zero, plus the output zero point, clamped to [0, 255])."""
+
+    def forward(self, q):
+        if self.kind != "sum":
+            return super().forward(q)
+        total = q.long().sum(dim=self.dims, keepdim=self.keepdim).float()
+        value = total * torch.tensor(self.scale, dtype=torch.float32) + torch.tensor(self.bias, dtype=torch.float32)
+        return (lite_round_away(value).long() + self.output_zero_point).clamp(0, 255).to(torch.uint8)

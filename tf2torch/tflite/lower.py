@@ -38,6 +38,7 @@ from . import (  # noqa: F401,E501  (registration)
     ops_uint8,
     ops_uint8_act,
     ops_uint8_model,
+    ops_uint8_more,
     quant,
 )
 from .atrous import fold_atrous

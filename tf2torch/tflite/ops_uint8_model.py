@@ -8,7 +8,8 @@ multiplier). ADD, SUB, MUL (a uint8 constant operand too), MEAN, the pools, SOFT
 (``tflite/quant_math.py``) written for q - 128: every zero point and clamp bound lowered by 128, which is
 the same arithmetic (``runtime/lite_uint8.py``). RESHAPE, CONCATENATION and the other value movers keep their
 float converters (``tflite/ops_int.py``'s ``MOVES``); standalone activations and TANH are
-``tflite/ops_uint8_act.py``'s; anything else on uint8 is refused by name (``tflite/lower.py``).
+``tflite/ops_uint8_act.py``'s, MAXIMUM / MINIMUM, PAD, HARD_SWISH, LEAKY_RELU and the reductions
+``tflite/ops_uint8_more.py``'s; anything else on uint8 is refused by name (``tflite/lower.py``).
 """
 
 from __future__ import annotations

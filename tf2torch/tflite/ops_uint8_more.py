@@ -1,0 +1,111 @@
+"""TF 1's all-uint8 models: the other operators TF 1's converter writes on uint8 — MAXIMUM / MINIMUM, PAD /
+PADV2, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / REDUCE_MIN. MAXIMUM, MINIMUM, PAD and REDUCE_MAX / MIN compare or
+move the stored uint8 values as they are (LiteRT's kernels do); HARD_SWISH and LEAKY_RELU run the int8 modules on
+q - 128 with every zero point lowered by 128 (``tflite/ops_uint8_model.py``'s rule); SUM keeps the uint8 values
+(its float32 arithmetic on the raw sum rounds otherwise on q - 128: ``runtime/lite_uint8.py``). Each measured
+equal to LiteRT's uint8 kernels in tests/tflite/test_uint8_tf1.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tfgraph.base import Const, Tensor, Value
+from .base import LiteCtx, int_op
+from .ops_int import INT
+from .ops_math import same_rank
+from .ops_uint8 import uint8_params
+from .quant_math import hard_swish_params, leaky_relu_params
+
+UINT8 = "tf2torch>LiteUint8"
+
+
+def _io(ctx: LiteCtx) -> tuple[tuple[float, int], tuple[float, int]]:
+    return uint8_params(ctx, ctx.operator.inputs[0]), uint8_params(ctx, ctx.operator.outputs[0])
+
+
+@int_op("MAXIMUM", "MINIMUM", dtype="uint8")
+def min_max(ctx: LiteCtx) -> tuple[Value, ...]:
+    """The larger / smaller stored uint8 value (LiteRT's kernel compares them as they are): two tensors, or a
+    tensor and a uint8 constant of the file (the layer's weight, in TF's shape)."""
+    a, b = ctx.value(0), ctx.value(1)
+    config: dict = {"maximum": ctx.op == "MAXIMUM"}
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if len(a.shape) != len(b.shape):
+            a, b = same_rank(ctx, a), same_rank(ctx, b)
+        shape = tuple(p if q in (1, None) else q for p, q in zip(a.shape, b.shape))
+        shape = tuple(q if p == 1 else p for p, q in zip(shape, b.shape))
+        return (ctx.layer(UINT8 + "MinMax", config, [a, b], shape, name=ctx.name),)
+    first = isinstance(a, Const)
+    x, c = (b, a) if first else (a, b)
+    if not isinstance(x, Tensor) or not isinstance(c, Const) or c.var.dtype.name != "uint8":
+        raise ctx.unsupported("uint8 operands that are not two tensors, or a tensor and a uint8 constant")
+    if len(c.shape) > len(x.shape) or any(d not in (1, s) for d, s in zip(c.shape[::-1], x.shape[::-1])):
+        raise ctx.unsupported(f"a constant of shape {list(c.shape)} against a tensor of shape {list(x.shape)}")
+    config["constant_first"] = first
+    return (ctx.layer(UINT8 + "MinMax", config, [x], x.shape, weights=[("constant", c)], name=ctx.name),)
+
+
+@int_op("PAD", "PADV2", dtype="uint8")
+def pad(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Padding a uint8 tensor with its zero point (the real 0), or PADV2's own uint8 constant: the int8 layer's
+    ``F.pad``, which pads any integer type with the value given."""
+    x, pads = ctx.tensor(0), ctx.const(1, "paddings")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported("a uint8 pad whose output is quantized unlike its input")
+    value = z_in
+    if ctx.op == "PADV2":
+        v = np.asarray(ctx.const(2, "constant value").array()).reshape(-1)
+        if v.size != 1:
+            raise ctx.unsupported("a padding value that is not a scalar")
+        value = int(v[0])
+    p = np.asarray(pads.array(), dtype=np.int64).reshape(len(x.shape), 2)
+    if p[0].any() or len(x.shape) != 4:
+        raise ctx.unsupported(f"paddings {p.tolist()} of a rank-{len(x.shape)} uint8 tensor")
+    shape = tuple(None if s is None else s + int(a + b) for s, (a, b) in zip(x.shape, p))
+    config = {"paddings": p[1:3].tolist() + [p[3].tolist()], "value": value}
+    return (ctx.layer(INT + "Pad", config, [x], shape, name=ctx.name),)
+
+
+@int_op("HARD_SWISH", dtype="uint8")
+def hard_swish(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    out_m, out_e, rel_m, rel_e = hard_swish_params(s_in, s_out)
+    if out_e > 0:  # LiteRT's Prepare requires a right shift on the output
+        raise ctx.unsupported(f"an output multiplier exponent {out_e} (LiteRT refuses it too)")
+    config = {"input_zero_point": z_in - 128, "output_zero_point": z_out - 128, "output_multiplier": out_m,
+              "output_exponent": out_e, "reluish_multiplier": rel_m, "reluish_exponent": rel_e}
+    return (ctx.layer(UINT8 + "HardSwish", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("LEAKY_RELU", dtype="uint8")
+def leaky_relu(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = ctx.tensor(0)
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    identity, alpha = leaky_relu_params(s_in, s_out, float(ctx.option("alpha", 0.2)))
+    config = {"input_zero_point": z_in - 128, "params": [list(identity), list(alpha)],
+              "output_zero_point": z_out - 128}
+    return (ctx.layer(UINT8 + "LeakyRelu", config, [x], x.shape, name=ctx.name),)
+
+
+@int_op("SUM", "REDUCE_MAX", "REDUCE_MIN", dtype="uint8")
+def reduce(ctx: LiteCtx) -> tuple[Value, ...]:
+    x, axes = ctx.tensor(0), ctx.const(1, "axes")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    rank = len(x.shape)
+    dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
+    if not dims or 0 in dims or any(x.shape[d] is None for d in dims):
+        raise ctx.unsupported(f"a uint8 reduction over axes {dims} of shape {list(x.shape)}")
+    keep = bool(ctx.option("keep_dims", False))
+    shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keep or i not in dims)
+    config: dict = {"axes": dims, "keepdims": keep, "kind": {"SUM": "sum", "REDUCE_MAX": "max"}.get(ctx.op, "min")}
+    if ctx.op == "SUM":  # optimized QuantizedMeanOrSum<uint8_t>: float32 scale and bias on the raw uint8 sum
+        f32 = np.float32
+        count = int(np.prod([x.shape[d] for d in dims]))
+        scale = f32(s_in) / f32(s_out)
+        config.update(scale=float(scale), bias=float(f32(-z_in) * scale * f32(count)), output_zero_point=z_out)
+    elif (s_in, z_in) != (s_out, z_out):  # the kernel compares stored integers: one scale in and out
+        raise ctx.unsupported(f"a uint8 {ctx.op} whose output is quantized unlike its input")
+    return (ctx.layer(UINT8 + "Reduce", config, [x], shape, name=ctx.name),)
