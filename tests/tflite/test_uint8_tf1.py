@@ -8,7 +8,8 @@ A CNN (CONV_2D + RELU, DEPTHWISE_CONV_2D + RELU6, MAX / AVERAGE_POOL_2D, CONCATE
 MUL and ADD of tensors, LOGISTIC, RESHAPE, FULLY_CONNECTED, SOFTMAX) quantized with ``default_ranges_stats``,
 an MLP whose ranges come from fake-quant nodes (so the scales and zero points differ from op to op), and
 ``more``: SUB, TANH, standalone RELU / RELU6 (their multiplier's float32 division meets ties), ADD / MUL of
-constants, MEAN keep_dims; ``extra``: MAXIMUM, MINIMUM, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / MIN.
+constants, MEAN keep_dims; ``extra``: MAXIMUM, MINIMUM, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / MIN, the
+resizes (bilinear: float32 arithmetic, pinned by align_corners / half_pixel_centers fractions).
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def _more(tf, rng):
 
 
 def _extra(tf, rng):
-    """MAXIMUM of two tensors, MINIMUM with a constant, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX, REDUCE_MIN."""
+    """MAXIMUM of two tensors, MINIMUM with a constant, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX, REDUCE_MIN,
+    RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TF 1's grid, align_corners, half_pixel_centers; bilinear 2x too)."""
     fq = tf.quantization.fake_quant_with_min_max_args
     x = tf.compat.v1.placeholder(tf.float32, (1, 6, 6, 3), name="x")
     y = fq(tf.nn.conv2d(x, rng.normal(0, .5, (1, 1, 3, 4)).astype(np.float32), 1, "SAME") +
@@ -109,6 +111,14 @@ def _extra(tf, rng):
             fq(tf.nn.leaky_relu(y, 0.2), -1.0, 5.0, name="leaky_relu"),
             fq(tf.reduce_sum(y, [1, 2]), -40.0, 90.0, name="sum"), tf.reduce_max(y, [1, 2], name="reduce_max"),
             tf.reduce_min(y, [2], keepdims=True, name="reduce_min")]
+    resize = tf.compat.v1.image
+    outs += [resize.resize_bilinear(y, (11, 9), name="bilinear"),
+             resize.resize_bilinear(y, (12, 12), name="bilinear_2x"),
+             resize.resize_bilinear(y, (11, 4), align_corners=True, name="bilinear_align"),
+             resize.resize_bilinear(y, (13, 10), half_pixel_centers=True, name="bilinear_half"),
+             resize.resize_nearest_neighbor(y, (13, 7), name="nearest"),
+             resize.resize_nearest_neighbor(y, (9, 11), align_corners=True, name="nearest_align"),
+             resize.resize_nearest_neighbor(y, (10, 13), half_pixel_centers=True, name="nearest_half")]
     return [x], outs, {"default_ranges_stats": (-6, 6)}
 
 
@@ -131,7 +141,8 @@ def _make(folder: Path, name: str) -> Path:
 
 # the uint8 modules each model must hold (so a converter falling back to another path fails the test)
 CLASSES = {"cnn": ["Linear", "Conv2d"], "mlp": ["Linear"], "ties": ["Linear", "Conv2d"],
-           "more": ["Add", "Mul", "LUT", "Rescale"], "extra": ["MinMax", "HardSwish", "LeakyRelu", "Reduce"]}
+           "more": ["Add", "Mul", "LUT", "Rescale"], "extra": ["MinMax", "HardSwish", "LeakyRelu", "Reduce",
+                                                                               "ResizeBilinear"]}
 
 
 @pytest.fixture(scope="module")

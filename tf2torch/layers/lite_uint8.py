@@ -10,8 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from . import lite_int, lite_int_math
-from .base import Converted, Ctx
+import numpy as np
+
+from ..map import layouts
+from . import lite_int, lite_int_math, lite_int_spatial
+from .base import Converted, Ctx, Module, Param, TensorInfo
+from .common import apply_module
 from .lite_int import config_int
 from .registry import converter
 
@@ -69,3 +73,22 @@ converter(UINT8 + "HardSwish", wants="any")(_shifted(lite_int.hard_swish))
 converter(UINT8 + "LeakyRelu", wants="any")(_shifted(lite_int.leaky_relu))
 converter(UINT8 + "MinMax", wants="keras")(_shifted(lite_int_math.min_max))
 converter(UINT8 + "Reduce", wants="keras")(_shifted(lite_int_math.reduce))
+
+
+@converter(UINT8 + "ResizeBilinear", wants="cf")
+def resize_bilinear(ctx: Ctx) -> Converted:
+    """LiteRT's uint8 bilinear resize (float32 weights): index tables and fractions as constant buffers."""
+    h, w = lite_int_spatial._spatial(ctx)
+    rows, cols = (len((ctx.config.get(k) or [[]])[0]) for k in ("rows", "cols"))
+    params = [lite_int_spatial._table(ctx, "rows", 2, rows, h - 1), lite_int_spatial._table(ctx, "cols", 2, cols, w - 1)]
+    if int(params[0].const.min()) < 0 or int(params[1].const.min()) < 0:  # type: ignore[union-attr]
+        raise ctx.unsupported("a negative source index")
+    for key, size in (("row_fractions", rows), ("col_fractions", cols)):
+        value = ctx.config.get(key)
+        if not isinstance(value, list) or len(value) != size or not all(isinstance(v, float) and -1 <= v <= 1
+                                                                         for v in value):
+            raise ctx.unsupported(f"config {key}: expected {size} fractions")
+        params.append(Param("", key, layouts.IDENTITY, const=np.asarray(value, dtype=np.float32)))
+    module = Module("TFLiteUint8ResizeBilinear", (rows, cols))
+    return Converted((apply_module(module),), (TensorInfo((rows, cols, ctx.x.shape[-1]), "cf"),), tuple(params),
+                     helpers=(module.cls,))

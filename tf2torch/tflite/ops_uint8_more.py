@@ -1,5 +1,5 @@
 """TF 1's all-uint8 models: the other operators TF 1's converter writes on uint8 — MAXIMUM / MINIMUM, PAD /
-PADV2, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / REDUCE_MIN. MAXIMUM, MINIMUM, PAD and REDUCE_MAX / MIN compare or
+PADV2, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / REDUCE_MIN, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR. MAXIMUM, MINIMUM, PAD and REDUCE_MAX / MIN compare or
 move the stored uint8 values as they are (LiteRT's kernels do); HARD_SWISH and LEAKY_RELU run the int8 modules on
 q - 128 with every zero point lowered by 128 (``tflite/ops_uint8_model.py``'s rule); SUM keeps the uint8 values
 (its float32 arithmetic on the raw sum rounds otherwise on q - 128: ``runtime/lite_uint8.py``). Each measured
@@ -12,6 +12,7 @@ import numpy as np
 
 from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op
+from .int_spatial_math import nearest_indices
 from .ops_int import INT
 from .ops_math import same_rank
 from .ops_uint8 import uint8_params
@@ -109,3 +110,46 @@ def reduce(ctx: LiteCtx) -> tuple[Value, ...]:
     elif (s_in, z_in) != (s_out, z_out):  # the kernel compares stored integers: one scale in and out
         raise ctx.unsupported(f"a uint8 {ctx.op} whose output is quantized unlike its input")
     return (ctx.layer(UINT8 + "Reduce", config, [x], shape, name=ctx.name),)
+
+
+def bilinear_float_tables(in_size: int, out_size: int, align: bool, half: bool) -> tuple[list[int], list[int], list[float]]:
+    """LiteRT's uint8 RESIZE_BILINEAR along one axis (``ResizeBilinearGenericSmallChannel<uint8>`` with
+    ``ComputeInterpolationValues``, float32): for each output position the lower and upper source index and the
+    fraction (scaled position - lower index) its weights are made of at run time."""
+    f32 = np.float32
+    scale = f32(in_size - 1) / f32(out_size - 1) if align and out_size > 1 else f32(in_size) / f32(out_size)
+    lower, upper, frac = [], [], []
+    for y in range(out_size):
+        scaled = (f32(y) + f32(0.5)) * scale - f32(0.5) if half else f32(y) * scale
+        low = max(int(np.floor(scaled)), 0)
+        lower.append(low)
+        upper.append(min(int(np.ceil(scaled)), in_size - 1))
+        frac.append(float(f32(scaled - f32(low))))
+    return lower, upper, frac
+
+
+@int_op("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", dtype="uint8")
+def resize(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Resizes of uint8 images (LiteRT's kernels keep the input's scale): nearest neighbour as the int8 index
+    gather (its 8-bit optimized path), bilinear in float32 as LiteRT's uint8 kernel (``runtime/lite_uint8.py``)."""
+    x = ctx.tensor(0)
+    if len(x.shape) != 4 or x.shape[1] is None or x.shape[2] is None:
+        raise ctx.unsupported(f"a uint8 input of shape {list(x.shape)} (expected (N, H, W, C) of known H, W)",
+                              "convert with --input-shape")
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported("a uint8 resize whose output is quantized unlike its input (LiteRT's kernel copies "
+                              "the values as they are)")
+    size = [int(v) for v in np.asarray(ctx.const(1, "size").array()).reshape(-1)]
+    align, half = bool(ctx.option("align_corners", False)), bool(ctx.option("half_pixel_centers", False))
+    if len(size) != 2 or min(size) < 1 or (align and half):
+        raise ctx.unsupported(f"a resize to {size} with align_corners={align}, half_pixel_centers={half} "
+                              "(LiteRT refuses both at once)")
+    shape = (x.shape[0], size[0], size[1], x.shape[3])
+    sizes = list(zip(x.shape[1:3], size))
+    if ctx.op == "RESIZE_NEAREST_NEIGHBOR":
+        rows, cols = (nearest_indices(a, b, align, half) for a, b in sizes)
+        return (ctx.layer(INT + "Gather", {"rows": rows, "cols": cols}, [x], shape, name=ctx.name),)
+    (r0, r1, rf), (c0, c1, cf) = (bilinear_float_tables(a, b, align, half) for a, b in sizes)
+    config = {"rows": [r0, r1], "row_fractions": rf, "cols": [c0, c1], "col_fractions": cf}
+    return (ctx.layer(UINT8 + "ResizeBilinear", config, [x], shape, name=ctx.name),)
