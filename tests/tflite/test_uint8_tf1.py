@@ -9,7 +9,8 @@ MUL and ADD of tensors, LOGISTIC, RESHAPE, FULLY_CONNECTED, SOFTMAX) quantized w
 an MLP whose ranges come from fake-quant nodes (so the scales and zero points differ from op to op), and
 ``more``: SUB, TANH, standalone RELU / RELU6 (their multiplier's float32 division meets ties), ADD / MUL of
 constants, MEAN keep_dims; ``extra``: MAXIMUM, MINIMUM, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / MIN, the
-resizes (bilinear: float32 arithmetic, pinned by align_corners / half_pixel_centers fractions).
+resizes (bilinear: float32 arithmetic, pinned by align_corners / half_pixel_centers fractions), LOG_SOFTMAX, a
+requantizing CONCATENATION.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def _more(tf, rng):
 
 def _extra(tf, rng):
     """MAXIMUM of two tensors, MINIMUM with a constant, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX, REDUCE_MIN,
-    RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TF 1's grid, align_corners, half_pixel_centers; bilinear 2x too)."""
+    RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TF 1's grid, align_corners, half_pixel_centers; bilinear 2x too),
+    LOG_SOFTMAX, a CONCATENATION of three differently quantized inputs (requantizing)."""
     fq = tf.quantization.fake_quant_with_min_max_args
     x = tf.compat.v1.placeholder(tf.float32, (1, 6, 6, 3), name="x")
     y = fq(tf.nn.conv2d(x, rng.normal(0, .5, (1, 1, 3, 4)).astype(np.float32), 1, "SAME") +
@@ -118,7 +120,9 @@ def _extra(tf, rng):
              resize.resize_bilinear(y, (13, 10), half_pixel_centers=True, name="bilinear_half"),
              resize.resize_nearest_neighbor(y, (13, 7), name="nearest"),
              resize.resize_nearest_neighbor(y, (9, 11), align_corners=True, name="nearest_align"),
-             resize.resize_nearest_neighbor(y, (10, 13), half_pixel_centers=True, name="nearest_half")]
+             resize.resize_nearest_neighbor(y, (10, 13), half_pixel_centers=True, name="nearest_half"),
+             tf.nn.log_softmax(y, name="log_softmax"),
+             tf.concat([fq(y, -1.0, 2.0), fq(y * y, 0.0, 9.0), y], -1, name="concat_requantized")]
     return [x], outs, {"default_ranges_stats": (-6, 6)}
 
 
@@ -142,7 +146,7 @@ def _make(folder: Path, name: str) -> Path:
 # the uint8 modules each model must hold (so a converter falling back to another path fails the test)
 CLASSES = {"cnn": ["Linear", "Conv2d"], "mlp": ["Linear"], "ties": ["Linear", "Conv2d"],
            "more": ["Add", "Mul", "LUT", "Rescale"], "extra": ["MinMax", "HardSwish", "LeakyRelu", "Reduce",
-                                                                               "ResizeBilinear"]}
+                                                                               "ResizeBilinear", "LogSoftmax", "Requantize"]}
 
 
 @pytest.fixture(scope="module")
@@ -187,14 +191,14 @@ def test_matches_the_reference_kernels(folder, name):
     assert not unequal, f"{name}: {'; '.join(unequal)}"
 
 
-REFUSED = {"log_softmax_sqdiff": ("full-integer uint8 model", "LOG_SOFTMAX (no uint8 integer kernel",
-                                  "SQUARED_DIFFERENCE", "--dequantize"),
+REFUSED = {"abs_sqdiff": ("full-integer uint8 model", "ABS (no uint8 integer kernel", "SQUARED_DIFFERENCE",
+                          "--dequantize"),
            "constant_image": ("ADD", "a uint8 constant operand of shape [1, 4, 4, 3]", "one uint8 value per channel")}
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_unemulated_uint8_operators_refused(tmp_path, case):
-    """On uint8, LOG_SOFTMAX and SQUARED_DIFFERENCE (every kind named at once, with the --dequantize route) and an
+    """On uint8, ABS and SQUARED_DIFFERENCE (every kind named at once, with the --dequantize route) and an
     ADD of a whole-image constant (only one number or one value per channel is emulated) are refused: exit 1, one
     line, nothing written."""
     import tensorflow as tf
@@ -205,8 +209,8 @@ def test_unemulated_uint8_operators_refused(tmp_path, case):
     with graph.as_default():
         x = tf.compat.v1.placeholder(tf.float32, (1, 4, 4, 3), name="x")
         y = tf.nn.conv2d(x, np.random.default_rng(0).normal(0, .3, (1, 1, 3, 3)).astype(np.float32), 1, "SAME")
-        if case == "log_softmax_sqdiff":
-            out = tf.nn.log_softmax(tf.math.squared_difference(y, tf.nn.relu(y)), name="out")
+        if case == "abs_sqdiff":  # (LiteRT itself refuses both on uint8)
+            out = tf.abs(tf.math.squared_difference(y, tf.nn.relu(y)), name="out")
         else:
             out = tf.add(y * y, np.random.default_rng(1).normal(0, 1, (1, 4, 4, 3)).astype(np.float32), name="out")
         with tf.compat.v1.Session() as session:

@@ -26,7 +26,7 @@ _CLASSES = {"TFLiteQuantConv2d": "TFLiteUint8Conv2d", "TFLiteQuantLinear": "TFLi
             "TFLiteQuantLUT": "TFLiteUint8LUT", "TFLiteQuantSoftmax": "TFLiteUint8Softmax",
             "TFLiteQuantRescale": "TFLiteUint8Rescale", "TFLiteQuantMinMax": "TFLiteUint8MinMax",
             "TFLiteQuantHardSwish": "TFLiteUint8HardSwish", "TFLiteQuantLeakyRelu": "TFLiteUint8LeakyRelu",
-            "TFLiteQuantReduce": "TFLiteUint8Reduce"}
+            "TFLiteQuantReduce": "TFLiteUint8Reduce", "TFLiteQuantLogSoftmax": "TFLiteUint8LogSoftmax"}
 # Whether the requantization's final shift rounds half up (else half away from zero, RoundingDivideByPOT), per
 # kernel, as measured against the interpreter (tests/tflite/test_uint8_tf1.py, its "ties" model): the uint8
 # CONV_2D and FULLY_CONNECTED go through the gemm path, whose output stage rounds half up; the uint8 depthwise
@@ -73,6 +73,8 @@ converter(UINT8 + "HardSwish", wants="any")(_shifted(lite_int.hard_swish))
 converter(UINT8 + "LeakyRelu", wants="any")(_shifted(lite_int.leaky_relu))
 converter(UINT8 + "MinMax", wants="keras")(_shifted(lite_int_math.min_max))
 converter(UINT8 + "Reduce", wants="keras")(_shifted(lite_int_math.reduce))
+# the int8 layer's config and table, its module swapped for one on the raw uint8 values (runtime/lite_uint8_spatial.py)
+converter(UINT8 + "LogSoftmax", wants="any")(_shifted(lite_int_math.log_softmax))
 
 
 @converter(UINT8 + "ResizeBilinear", wants="cf")
@@ -92,3 +94,12 @@ def resize_bilinear(ctx: Ctx) -> Converted:
     module = Module("TFLiteUint8ResizeBilinear", (rows, cols))
     return Converted((apply_module(module),), (TensorInfo((rows, cols, ctx.x.shape[-1]), "cf"),), tuple(params),
                      helpers=(module.cls,))
+
+
+@converter(UINT8 + "Requantize", wants="any")
+def requantize(ctx: Ctx) -> Converted:
+    scale, bias = ctx.config.get("scale"), ctx.config.get("bias")
+    if not isinstance(scale, float) or not isinstance(bias, float):
+        raise ctx.unsupported(f"config scale={scale!r}, bias={bias!r}")
+    return lite_int.call_module(Module("TFLiteUint8Requantize", (scale, bias, config_int(ctx, "output_zero_point"))),
+                                ctx.x)

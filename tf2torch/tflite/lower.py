@@ -37,6 +37,7 @@ from . import (  # noqa: F401,E501  (registration)
     ops_rnn,
     ops_uint8,
     ops_uint8_act,
+    ops_uint8_float,
     ops_uint8_model,
     ops_uint8_more,
     quant,
