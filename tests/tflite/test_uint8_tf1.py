@@ -101,7 +101,7 @@ def _more(tf, rng):
 def _extra(tf, rng):
     """MAXIMUM of two tensors, MINIMUM with a constant, PAD, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX, REDUCE_MIN,
     RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TF 1's grid, align_corners, half_pixel_centers; bilinear 2x too),
-    LOG_SOFTMAX, a CONCATENATION of three differently quantized inputs (requantizing)."""
+    LOG_SOFTMAX, a CONCATENATION of three differently quantized inputs (requantizing), TILE, MIRROR_PAD (both modes)."""
     fq = tf.quantization.fake_quant_with_min_max_args
     x = tf.compat.v1.placeholder(tf.float32, (1, 6, 6, 3), name="x")
     y = fq(tf.nn.conv2d(x, rng.normal(0, .5, (1, 1, 3, 4)).astype(np.float32), 1, "SAME") +
@@ -122,7 +122,9 @@ def _extra(tf, rng):
              resize.resize_nearest_neighbor(y, (9, 11), align_corners=True, name="nearest_align"),
              resize.resize_nearest_neighbor(y, (10, 13), half_pixel_centers=True, name="nearest_half"),
              tf.nn.log_softmax(y, name="log_softmax"),
-             tf.concat([fq(y, -1.0, 2.0), fq(y * y, 0.0, 9.0), y], -1, name="concat_requantized")]
+             tf.concat([fq(y, -1.0, 2.0), fq(y * y, 0.0, 9.0), y], -1, name="concat_requantized"),
+             tf.tile(y, [1, 2, 1, 3], name="tile"), tf.pad(y, [[0, 0], [2, 1], [1, 3], [0, 0]], "REFLECT", name="reflect"),
+             tf.pad(y, [[0, 0], [3, 0], [1, 2], [0, 0]], "SYMMETRIC", name="symmetric")]
     return [x], outs, {"default_ranges_stats": (-6, 6)}
 
 

@@ -1,5 +1,6 @@
 """TF 1's all-uint8 models: the other operators TF 1's converter writes on uint8 — MAXIMUM / MINIMUM, PAD /
-PADV2, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / REDUCE_MIN, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR. MAXIMUM, MINIMUM, PAD and REDUCE_MAX / MIN compare or
+PADV2, HARD_SWISH, LEAKY_RELU, SUM, REDUCE_MAX / REDUCE_MIN, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR, TILE,
+MIRROR_PAD. MAXIMUM, MINIMUM, PAD, TILE, MIRROR_PAD, the nearest-neighbour resize and REDUCE_MAX / MIN compare or
 move the stored uint8 values as they are (LiteRT's kernels do); HARD_SWISH and LEAKY_RELU run the int8 modules on
 q - 128 with every zero point lowered by 128 (``tflite/ops_uint8_model.py``'s rule); SUM keeps the uint8 values
 (its float32 arithmetic on the raw sum rounds otherwise on q - 128: ``runtime/lite_uint8.py``). Each measured
@@ -11,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tfgraph.base import Const, Tensor, Value
-from .base import LiteCtx, int_op
-from .int_spatial_math import nearest_indices
+from .base import LiteCtx, int_op, lookup_lite
+from .int_spatial_math import mirror_indices, nearest_indices
 from .ops_int import INT
 from .ops_math import same_rank
 from .ops_uint8 import uint8_params
@@ -153,3 +154,41 @@ def resize(ctx: LiteCtx) -> tuple[Value, ...]:
     (r0, r1, rf), (c0, c1, cf) = (bilinear_float_tables(a, b, align, half) for a, b in sizes)
     config = {"rows": [r0, r1], "row_fractions": rf, "cols": [c0, c1], "col_fractions": cf}
     return (ctx.layer(UINT8 + "ResizeBilinear", config, [x], shape, name=ctx.name),)
+
+
+def _same_quantization(ctx: LiteCtx, what: str) -> None:
+    (s_in, z_in), (s_out, z_out) = _io(ctx)
+    if (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported(f"a uint8 {what} whose output is quantized unlike its input (LiteRT's kernel copies "
+                              "the values as they are)")
+
+
+@int_op("TILE", dtype="uint8")
+def tile(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Repeats uint8 values as they are: the float operator's converter (a ``tile`` of any dtype)."""
+    _same_quantization(ctx, "tile")
+    converter = lookup_lite("TILE")
+    assert converter is not None
+    return converter(ctx)
+
+
+@int_op("MIRROR_PAD", dtype="uint8")
+def mirror_pad(ctx: LiteCtx) -> tuple[Value, ...]:
+    """Height and width of a uint8 image mirror-padded: the int8 index gather (``tflite/ops_int_spatial.py``'s
+    geometry; LiteRT's kernel moves 8-bit values alike)."""
+    x = ctx.tensor(0)
+    _same_quantization(ctx, "mirror pad")
+    mode = ctx.option("mode", "REFLECT")
+    p = np.asarray(ctx.const(1, "paddings").array(), dtype=np.int64).reshape(-1)
+    if len(x.shape) != 4 or x.shape[1] is None or x.shape[2] is None or mode not in ("REFLECT", "SYMMETRIC") or \
+            p.size != 8 or p[[0, 1, 6, 7]].any() or (p < 0).any():
+        raise ctx.unsupported(f"a {mode} mirror pad by {p.tolist()} of a uint8 tensor of shape {list(x.shape)} (the "
+                              "height and width of an image of known size are emulated)")
+    symmetric = mode == "SYMMETRIC"
+    (top, bottom), (left, right) = p[2:4].tolist(), p[4:6].tolist()
+    limit = 0 if symmetric else 1  # LiteRT: at most the size (SYMMETRIC), the size - 1 (REFLECT)
+    if max(top, bottom) > x.shape[1] - limit or max(left, right) > x.shape[2] - limit:
+        raise ctx.unsupported(f"a {mode} pad by {p.tolist()} wider than the image {list(x.shape)}")
+    rows, cols = mirror_indices(x.shape[1], top, bottom, symmetric), mirror_indices(x.shape[2], left, right, symmetric)
+    shape = (x.shape[0], len(rows), len(cols), x.shape[3])
+    return (ctx.layer(INT + "Gather", {"rows": rows, "cols": cols}, [x], shape, name=ctx.name),)
