@@ -71,7 +71,15 @@ def _ties(tf, rng):
     pointwise = fq(tf.nn.conv2d(dw, fq(w, -100.0, 155.0), 1, "VALID"), -6e4, 6e4, name="pointwise")
     w = rng.uniform(-100, 150, (3, 3, 8, 2)).astype(np.float32)  # depth multiplier 2, stride 2
     dw2 = fq(tf.nn.depthwise_conv2d(conv, fq(w, -100.0, 155.0), [1, 2, 2, 1], "SAME"), -3000.0, 3000.0, name="dw2")
-    return [x], [conv, dw, fc, pointwise, dw2], {}
+    w = rng.uniform(-100, 150, (3, 3, 20, 8)).astype(np.float32)  # 20 channels: 16 (or 8 + 8) in vector loops, 4 after
+    tconv = fq(tf.nn.conv2d_transpose(conv, fq(w, -100.0, 155.0), (1, 16, 16, 20), 2, "SAME"), -6e4, 6e4, name="tconv")
+    # 15 x 15 x 15 outputs: the last 3375 mod 16 = 15 values in the Quantize step's scalar loop (half away from zero,
+    # where the rest rounds half up); small integer weights and a multiplier of 1/16 exactly (0.025 * 1 / 0.4): a
+    # short shift that meets exact halves on 1/16 of the outputs without saturating
+    w = rng.integers(-3, 4, (3, 3, 15, 4)).astype(np.float32)
+    tconv_tail = fq(tf.nn.conv2d_transpose(x, fq(w, -100.0, 155.0), (1, 15, 15, 15), 2, "SAME"), -51.2, 50.8,
+                    name="tconv_tail")
+    return [x], [conv, dw, fc, pointwise, dw2, tconv, tconv_tail], {}
 
 
 def _more(tf, rng):
@@ -172,7 +180,7 @@ def test_matches_the_reference_kernels(folder, name):
     assert counts["missing"] == counts["unexpected"] == counts["mismatched"] == 0, counts
     rng = np.random.default_rng(7)
     steps: list[list[np.ndarray]] = [[] for _ in outs]
-    for _ in range({"ties": 30, "extra": 100}.get(name, 8)):  # random uint8 inputs over the whole range (saturating too)
+    for _ in range({"ties": 60, "extra": 100}.get(name, 8)):  # random uint8 inputs over the whole range (saturating too)
         xs = [rng.integers(0, 256, size=d["shape"]).astype(np.uint8) for d in ins]
         for d, x in zip(ins, xs):
             interpreter.set_tensor(d["index"], x)

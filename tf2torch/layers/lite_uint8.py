@@ -26,7 +26,8 @@ _CLASSES = {"TFLiteQuantConv2d": "TFLiteUint8Conv2d", "TFLiteQuantLinear": "TFLi
             "TFLiteQuantLUT": "TFLiteUint8LUT", "TFLiteQuantSoftmax": "TFLiteUint8Softmax",
             "TFLiteQuantRescale": "TFLiteUint8Rescale", "TFLiteQuantMinMax": "TFLiteUint8MinMax",
             "TFLiteQuantHardSwish": "TFLiteUint8HardSwish", "TFLiteQuantLeakyRelu": "TFLiteUint8LeakyRelu",
-            "TFLiteQuantReduce": "TFLiteUint8Reduce", "TFLiteQuantLogSoftmax": "TFLiteUint8LogSoftmax"}
+            "TFLiteQuantReduce": "TFLiteUint8Reduce", "TFLiteQuantLogSoftmax": "TFLiteUint8LogSoftmax",
+            "TFLiteQuantConvTranspose2d": "TFLiteUint8ConvTranspose2d"}
 # Whether the requantization's final shift rounds half up (else half away from zero, RoundingDivideByPOT), per
 # kernel, as measured against the interpreter (tests/tflite/test_uint8_tf1.py, its "ties" model): the uint8
 # CONV_2D and FULLY_CONNECTED go through the gemm path, whose output stage rounds half up; the uint8 depthwise
@@ -63,6 +64,11 @@ def _shifted(int8: Callable[[Ctx], Converted]) -> Callable[[Ctx], Converted]:
 
 converter(UINT8 + "Conv2D", wants="cf")(_weighted(lite_int.conv))
 converter(UINT8 + "Dense", wants="keras", accepts_flat=True)(_weighted(lite_int.dense))
+
+
+@converter(UINT8 + "ConvTranspose2D", wants="cf")
+def conv_transpose(ctx: Ctx) -> Converted:
+    return _as_uint8(lite_int_spatial.conv_transpose(ctx), (("weight_zero_point", config_int(ctx, "weight_zero_point")),))
 converter(UINT8 + "Add", UINT8 + "Mul", wants="same")(_shifted(lite_int.binary))
 converter(UINT8 + "Mean", wants="keras")(_shifted(lite_int.mean))
 converter(UINT8 + "Pool2D", wants="cf")(_shifted(lite_int.pool))

@@ -40,6 +40,7 @@ from . import (  # noqa: F401,E501  (registration)
     ops_uint8_float,
     ops_uint8_model,
     ops_uint8_more,
+    ops_uint8_tconv,
     quant,
 )
 from .atrous import fold_atrous
