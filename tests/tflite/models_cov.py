@@ -110,8 +110,8 @@ def lstm_wide(keras):
 
 
 def reduce_prod(keras):
-    """REDUCE_PROD after a Dense: TF's converter writes it int8 in a full-integer model, a kernel tf2torch
-    does not emulate (test_models.py's refusal case)."""
+    """REDUCE_PROD after a Dense: TF's converter writes it int16 in a 16x8 model, a kernel tf2torch does not
+    emulate (test_models.py's refusal case; the int8 one is: test_int8_prod.py)."""
     inp = keras.Input((5, 6))
     return keras.Model(inp, keras.layers.Lambda(lambda t: keras.ops.prod(t, axis=-1))(keras.layers.Dense(6)(inp)))
 

@@ -77,16 +77,17 @@ def test_fp16_weights_become_float32(tflite_dir):
 
 
 def test_integer_operators_not_emulated_refused(tflite_dir, tmp_path):
-    """TF's own integer model with an operator whose integer kernel is not emulated (int8 REDUCE_PROD; the
-    full-integer LSTM is emulated: test_int_lstm.py): exit 1, one line naming the operator kind and the --dequantize
-    route, nothing written (tests/tflite/test_full_integer.py has the rest; test_int16.py the int16 and uint8
-    refusals; the elementwise model's ABS, MAXIMUM, RSQRT, SQUARED_DIFFERENCE, RESIZE_NEAREST_NEIGHBOR... are
-    emulated: test_int8_math.py, test_int8_spatial.py)."""
+    """TF's own integer model with an operator whose integer kernel is not emulated (REDUCE_PROD in a 16x8 model:
+    its int8 form is emulated, test_int8_prod.py, its int16 form not; the full-integer LSTM is emulated:
+    test_int_lstm.py): exit 1, one line naming the operator kind and the --dequantize route, nothing written
+    (tests/tflite/test_full_integer.py has the rest; test_int16.py the int16 and uint8 refusals; the elementwise
+    model's ABS, MAXIMUM, RSQRT, SQUARED_DIFFERENCE, RESIZE_NEAREST_NEIGHBOR... are emulated: test_int8_math.py,
+    test_int8_spatial.py)."""
     from tests.test_hostile import refuses_without_output
 
-    path = make_tflite(tflite_dir, "reduce_prod", quantize="full_integer")
+    path = make_tflite(tflite_dir, "reduce_prod", quantize="int16x8")
     refuses_without_output(tmp_path, path, "operator kind(s) whose integer form is not emulated",
-                           "REDUCE_PROD", "--dequantize")
+                           "REDUCE_PROD (no int16 integer kernel emulated)", "--dequantize")
 
 
 def test_buffers_stored_after_the_flatbuffer(tflite_dir, tmp_path):

@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registration)
     lite_int16,
     lite_int_lstm,
     lite_int_math,
+    lite_int_prod,
     lite_int_spatial,
     lite_lstm,
     lite_mediapipe,

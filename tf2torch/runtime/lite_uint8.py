@@ -6,7 +6,7 @@ CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED take uint8 weights with a weight 
 requantized once for all channels (``MultiplyByQuantizedMultiplier``, rounded as measured in
 tests/tflite/test_uint8_tf1.py), plus the output zero point, clamped to [0, 255].
 
-ADD, MUL, MEAN, MAX_POOL_2D, SOFTMAX and LOGISTIC compute what their int8 kernels compute: those kernels
+ADD / SUB, MUL, MEAN, MAX_POOL_2D, SOFTMAX, LOGISTIC / TANH and a standalone RELU* compute what their int8 kernels compute: those kernels
 only use q - zero point and the clamp bounds, so a uint8 value q is the int8 value q - 128 with every zero
 point and bound lowered by 128 (``tflite/ops_uint8_model.py`` writes the parameters so); each class here wraps
 its int8 module (``runtime/lite_int.py``, ``lite_int_act.py``) between ``lite_from_uint8`` and
@@ -28,7 +28,14 @@ from .lite_int import (
     TFLiteQuantMul,
     lite_requantize,
 )
-from .lite_int_act import TFLiteQuantLUT, TFLiteQuantSoftmax
+from .lite_int_act import (
+    TFLiteQuantHardSwish,
+    TFLiteQuantLeakyRelu,
+    TFLiteQuantLUT,
+    TFLiteQuantRescale,
+    TFLiteQuantSoftmax,
+)
+from .lite_int_math import TFLiteQuantMinMax, TFLiteQuantReduce, lite_round_away
 
 
 def lite_from_uint8(q):
@@ -74,19 +81,47 @@ class TFLiteUint8Linear(TFLiteQuantLinear):
         return (out + self.output_zero_point).clamp(self.output_min, self.output_max).to(torch.uint8)
 
 
+def lite_uint8_operand(b, constant):
+    """A binary operator's second operand as q - 128: the tensor ``b``, else the module's constant (a uint8
+    buffer, one value per channel, or an int8 (1,) buffer already holding q - 128: one number)."""
+    if b is None:
+        return constant.long() if constant.dtype == torch.int8 else lite_from_uint8(constant)
+    return lite_from_uint8(b)
+
+
 class TFLiteUint8Add(TFLiteQuantAdd):
+    """ADD / SUB on uint8; ``uint8_constant``: the constant operand is the file's uint8 tensor."""
+
+    def __init__(self, *args, uint8_constant=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if uint8_constant:
+            self.constant = self.constant.to(torch.uint8)
+
     def forward(self, a, b=None):
-        return lite_to_uint8(super().forward(lite_from_uint8(a), lite_from_uint8(b)))
+        return lite_to_uint8(super().forward(lite_from_uint8(a), lite_uint8_operand(b, self.constant)))
 
 
 class TFLiteUint8Mul(TFLiteQuantMul):
+    def __init__(self, *args, uint8_constant=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if uint8_constant:
+            self.constant = self.constant.to(torch.uint8)
+
     def forward(self, a, b=None):
-        return lite_to_uint8(super().forward(lite_from_uint8(a), lite_from_uint8(b)))
+        return lite_to_uint8(super().forward(lite_from_uint8(a), lite_uint8_operand(b, self.constant)))
 
 
 class TFLiteUint8Mean(TFLiteQuantMean):
+    """MEAN on uint8: the int8 module on q - 128; with ``bias`` (height and width of a 4-D tensor, keepdim:
+    LiteRT's "Mean4D/Uint8") the raw uint8 sum requantized, plus ``bias``, clamped to [0, 255]. That sum is never
+    negative, so the kernel's vector loops (half up) and scalar tail (half away from zero) round alike."""
+
     def forward(self, x):
-        return lite_to_uint8(super().forward(lite_from_uint8(x)))
+        if self.bias is None:
+            return lite_to_uint8(super().forward(lite_from_uint8(x)))
+        total = x.long().sum(dim=self.dims, keepdim=self.keepdim)
+        out = lite_requantize(total, torch.tensor(self.multiplier), torch.tensor(self.shift)) + self.bias
+        return out.clamp(0, 255).to(torch.uint8)
 
 
 class TFLiteUint8AvgPool2d(TFLiteQuantAvgPool2d):
@@ -112,6 +147,46 @@ class TFLiteUint8LUT(TFLiteQuantLUT):
         return lite_to_uint8(super().forward(lite_from_uint8(q)))
 
 
+class TFLiteUint8Rescale(TFLiteQuantRescale):
+    """A standalone RELU / RELU6 / RELU_N1_TO_1 on uint8 (LiteRT's ``QuantizedReluX<uint8_t>``)."""
+
+    def forward(self, q):
+        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+
 class TFLiteUint8Softmax(TFLiteQuantSoftmax):
     def forward(self, q):
         return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+
+class TFLiteUint8HardSwish(TFLiteQuantHardSwish):
+    def forward(self, q):
+        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+
+class TFLiteUint8LeakyRelu(TFLiteQuantLeakyRelu):
+    def forward(self, q):
+        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+
+class TFLiteUint8MinMax(TFLiteQuantMinMax):
+    """MAXIMUM / MINIMUM on uint8: the stored values compared as they are; a constant operand is the file's
+    uint8 tensor."""
+
+    def __init__(self, *args, uint8_constant=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if uint8_constant:
+            self.constant = self.constant.to(torch.uint8)
+
+
+class TFLiteUint8Reduce(TFLiteQuantReduce):
+    """REDUCE_MAX / REDUCE_MIN on uint8 (the stored values compared) and SUM (LiteRT's optimized
+    ``QuantizedMeanOrSum<uint8_t>``: the raw uint8 sum as float32, times ``scale``, plus ``bias``, rounded half
+    away from zero, plus the output zero point, clamped to [0, 255])."""
+
+    def forward(self, q):
+        if self.kind != "sum":
+            return super().forward(q)
+        total = q.long().sum(dim=self.dims, keepdim=self.keepdim).float()
+        value = total * torch.tensor(self.scale, dtype=torch.float32) + torch.tensor(self.bias, dtype=torch.float32)
+        return (lite_round_away(value).long() + self.output_zero_point).clamp(0, 255).to(torch.uint8)

@@ -30,12 +30,17 @@ from . import (  # noqa: F401,E501  (registration)
     ops_int_act,
     ops_int_lstm,
     ops_int_math,
+    ops_int_prod,
     ops_int_spatial,
     ops_math,
     ops_nn,
     ops_rnn,
     ops_uint8,
+    ops_uint8_act,
+    ops_uint8_float,
     ops_uint8_model,
+    ops_uint8_more,
+    ops_uint8_tconv,
     quant,
 )
 from .atrous import fold_atrous

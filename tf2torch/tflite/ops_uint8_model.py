@@ -4,11 +4,12 @@ weights with a zero point and one scale per tensor, uint8 activations, int32 bia
 (``runtime/lite_uint8.py``).
 
 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED have their own parameters (the weight zero point, one
-multiplier). ADD, MUL, MEAN, the pools, SOFTMAX and LOGISTIC reuse the int8 layers' parameters
+multiplier). ADD, SUB, MUL (a uint8 constant operand too), MEAN, the pools, SOFTMAX and LOGISTIC reuse the int8 layers' parameters
 (``tflite/quant_math.py``) written for q - 128: every zero point and clamp bound lowered by 128, which is
 the same arithmetic (``runtime/lite_uint8.py``). RESHAPE, CONCATENATION and the other value movers keep their
-float converters (``tflite/ops_int.py``'s ``MOVES``); anything else on uint8 is refused by name
-(``tflite/lower.py``).
+float converters (``tflite/ops_int.py``'s ``MOVES``); standalone activations and TANH are
+``tflite/ops_uint8_act.py``'s, MAXIMUM / MINIMUM, PAD, HARD_SWISH, LEAKY_RELU and the reductions
+``tflite/ops_uint8_more.py``'s; anything else on uint8 is refused by name (``tflite/lower.py``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..map import layouts
-from ..tfgraph.base import Tensor, Value
+from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op
 from .ops_int import fc_operands, int32_bias, window_config, window_output_shape
 from .ops_math import same_rank
 from .ops_uint8 import uint8_params
-from .quant_math import activation_range, add_params, lut, mean_params, quantize_multiplier, softmax_table
+from .quant_math import (
+    activation_range,
+    add_params,
+    lut,
+    mean_hw_params,
+    mean_params,
+    quantize_multiplier,
+    softmax_table,
+)
 
 UINT8 = "tf2torch>LiteUint8"
 
@@ -94,24 +103,45 @@ def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
     return (ctx.layer(UINT8 + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)
 
 
-@int_op("ADD", "MUL", dtype="uint8")
+@int_op("ADD", "SUB", "MUL", dtype="uint8")
 def binary(ctx: LiteCtx) -> tuple[Value, ...]:
     a, b = ctx.value(0), ctx.value(1)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
-        raise ctx.unsupported("uint8 operands other than two tensors (a constant operand is not emulated)")
-    if len(a.shape) != len(b.shape):
-        a, b = same_rank(ctx, a), same_rank(ctx, b)
     (s1, z1), (s2, z2) = uint8_params(ctx, ctx.operator.inputs[0]), uint8_params(ctx, ctx.operator.inputs[1])
+    if isinstance(a, Const) and isinstance(b, Tensor) and ctx.op != "SUB":  # commutative: the tensor first
+        a, b, (s1, z1), (s2, z2) = b, a, (s2, z2), (s1, z1)
+    constant = _uint8_constant(ctx, b, a) if isinstance(b, Const) and isinstance(a, Tensor) else None
+    if constant is None and not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise ctx.unsupported("uint8 operands other than two tensors or a tensor and a uint8 constant")
     s_out, z_out = uint8_params(ctx, ctx.operator.outputs[0])
     config = {**_shifted_range(ctx, (s_out, z_out)), "zero_points": [z1 - 128, z2 - 128],
               "output_zero_point": z_out - 128}
     if ctx.op == "MUL":
         config["multiplier"], config["shift"] = quantize_multiplier(s1 * s2 / s_out)
     else:
-        config.update(params=[list(p) for p in add_params(s1, s2, s_out)], sign=1)
+        config.update(params=[list(p) for p in add_params(s1, s2, s_out)], sign=-1 if ctx.op == "SUB" else 1)
+    kind = UINT8 + ("Mul" if ctx.op == "MUL" else "Add")
+    if constant is not None and constant.shape == ():  # one uint8 number: the int8 layer's scalar, as q - 128
+        config["scalar"] = int(np.asarray(constant.array()).reshape(-1)[0]) - 128
+        return (ctx.layer(kind, config, [a], a.shape, name=ctx.name),)
+    if constant is not None:  # one uint8 value per channel: the layer's uint8 weight (the module subtracts 128)
+        return (ctx.layer(kind, config, [a], a.shape, weights=[("constant", constant)], name=ctx.name),)
+    assert isinstance(a, Tensor) and isinstance(b, Tensor)
+    if len(a.shape) != len(b.shape):
+        a, b = same_rank(ctx, a), same_rank(ctx, b)
     shape = tuple(p if q in (1, None) else q for p, q in zip(a.shape, b.shape))  # broadcast, as the int8 ADD
     shape = tuple(q if p == 1 else p for p, q in zip(shape, b.shape))
-    return (ctx.layer(UINT8 + ("Mul" if ctx.op == "MUL" else "Add"), config, [a, b], shape, name=ctx.name),)
+    return (ctx.layer(kind, config, [a, b], shape, name=ctx.name),)
+
+
+def _uint8_constant(ctx: LiteCtx, c: Const, x: Tensor) -> Const:
+    """A uint8 constant operand: one number (shape ()) or one value per channel (C,); anything else refused."""
+    channels = x.shape[-1]
+    if c.var.dtype.name == "uint8" and int(np.prod(c.shape)) == 1:
+        return ctx.reshaped(c, ())
+    if c.var.dtype.name != "uint8" or any(d != 1 for d in c.shape[:-1]) or not c.shape or c.shape[-1] != channels:
+        raise ctx.unsupported(f"a {c.var.dtype.name} constant operand of shape {list(c.shape)} for "
+                              f"{channels} channels (one uint8 value per channel is emulated)")
+    return ctx.reshaped(c, (channels,))
 
 
 @int_op("MEAN", dtype="uint8")
@@ -121,13 +151,17 @@ def mean(ctx: LiteCtx) -> tuple[Value, ...]:
     rank = len(x.shape)
     dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
     keep = bool(ctx.option("keep_dims", False))
-    if 0 in dims or any(x.shape[d] is None for d in dims) or (keep and rank == 4 and dims == [1, 2]):
-        # keep_dims over H, W of a 4-D tensor: the builtin kernel's own path (another formula), not measured
+    if 0 in dims or any(x.shape[d] is None for d in dims):
         raise ctx.unsupported(f"a uint8 mean over axes {dims} of shape {list(x.shape)} (keep_dims {keep})")
     count = int(np.prod([x.shape[d] for d in dims]))
     shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keep or i not in dims)
     config = {"axes": dims, "keepdims": keep, "input_zero_point": z_in - 128, "output_zero_point": z_out - 128}
-    config["multiplier"], config["shift"] = mean_params(s_in, s_out, count)
+    if keep and rank == 4 and dims == [1, 2]:
+        # the builtin kernel's own 4-D path (optimized_ops::Mean, "Mean4D/Uint8"): the int8 path's formula on
+        # the raw uint8 sum, so its bias folds in the file's zero points, not lowered ones (runtime/lite_uint8.py)
+        config["multiplier"], config["shift"], config["bias"] = mean_hw_params(s_in, z_in, s_out, z_out, count)
+    else:
+        config["multiplier"], config["shift"] = mean_params(s_in, s_out, count)
     return (ctx.layer(UINT8 + "Mean", config, [x], shape, name=ctx.name),)
 
 
