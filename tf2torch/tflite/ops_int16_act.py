@@ -14,7 +14,7 @@ from ..tfgraph.base import Value
 from .base import LiteCtx, int_op
 from .ops_int import INT, qparams
 from .ops_int16 import INT16, scale16
-from .quant_math import activation_range, quantize_multiplier
+from .quant_math import activation_range, quantize_multiplier, relu_quotient
 from .quant_math16 import activation_range16, softmax16_params
 
 _RELUS = {"RELU": "RELU", "RELU6": "RELU6", "RELU_N1_TO_1": "RELU_N1_TO_1"}
@@ -31,7 +31,8 @@ def requantize(ctx: LiteCtx, src: tuple[float, int], dst: tuple[float, int], dty
         low, high = activation_range(activation, *dst)
     else:  # uint8 (no activation here: QUANTIZE only)
         low, high = 0, 255
-    multiplier, shift = quantize_multiplier(src[0] / dst[0])
+    # ReluPrepare divides the scales in float32, QUANTIZE's Prepare in double (quant_math.relu_quotient)
+    multiplier, shift = quantize_multiplier(src[0] / dst[0] if ctx.op == "QUANTIZE" else relu_quotient(src[0], dst[0]))
     config = {"input_zero_point": src[1], "multiplier": multiplier, "shift": shift, "output_zero_point": dst[1],
               "output_min": low, "output_max": high, "dtype": dtype}
     return (ctx.layer(INT16 + "Requantize", config, [x], x.shape, name=ctx.name),)

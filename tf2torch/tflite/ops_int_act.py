@@ -15,19 +15,21 @@ from .quant_math import (
     leaky_relu_params,
     lut,
     quantize_multiplier,
+    relu_quotient,
     softmax_table,
 )
 
-_RELUS = {"RELU": "RELU", "RELU6": "RELU6", "RELU_N1_TO_1": "RELU_N1_TO_1", "QUANTIZE": "NONE"}
+RELU_ACTIVATIONS = {"RELU": "RELU", "RELU6": "RELU6", "RELU_N1_TO_1": "RELU_N1_TO_1", "QUANTIZE": "NONE"}
 
 
 def _rescale(ctx: LiteCtx, activation: str) -> tuple[Value, ...]:
     """An int8 tensor onto its output's scale and zero point, clamped to ``activation``'s range
-    (LiteRT's ``QuantizedReluX`` / ``Requantize``: multiplier input scale / output scale)."""
+    (LiteRT's ``QuantizedReluX`` / ``Requantize``: multiplier input scale / output scale, divided in float32
+    by ReluPrepare and in double by QUANTIZE's Prepare: ``relu_quotient``)."""
     x = ctx.tensor(0)
     (s_in, z_in), (s_out, z_out) = io_params(ctx)
     low, high = activation_range(activation, s_out, z_out)
-    multiplier, shift = quantize_multiplier(s_in / s_out)
+    multiplier, shift = quantize_multiplier(s_in / s_out if ctx.op == "QUANTIZE" else relu_quotient(s_in, s_out))
     config = {"input_zero_point": z_in, "multiplier": multiplier, "shift": shift, "output_zero_point": z_out,
               "output_min": low, "output_max": high}
     return (ctx.layer(INT + "Rescale", config, [x], x.shape, name=ctx.name),)
@@ -35,7 +37,7 @@ def _rescale(ctx: LiteCtx, activation: str) -> tuple[Value, ...]:
 
 @int_op("RELU", "RELU6", "RELU_N1_TO_1")
 def relu(ctx: LiteCtx) -> tuple[Value, ...]:
-    return _rescale(ctx, _RELUS[ctx.op])
+    return _rescale(ctx, RELU_ACTIVATIONS[ctx.op])
 
 
 @int_op("HARD_SWISH")

@@ -94,7 +94,7 @@ def _sizes(ctx: LiteCtx) -> list:
     raise ctx.unsupported("an output shape computed at run time from something other than the input's shape")
 
 
-def _transposed(ctx: LiteCtx, x: Tensor, kernel: Const) -> tuple[dict, tuple, Const]:
+def transposed_conv_operands(ctx: LiteCtx, x: Tensor, kernel: Const) -> tuple[dict, tuple, Const]:
     """What both forms share: the window, TFLite's padding, the output shape; the kernel in TF's layout
     (H, W, O, I)."""
     sizes = _sizes(ctx)
@@ -119,7 +119,7 @@ def transpose_conv(ctx: LiteCtx) -> tuple[Value, ...]:
         raise ctx.unsupported(f"a {kernel.var.dtype.name} filter on an int8 input")
     s_in, z_in = qparams(ctx, ctx.operator.inputs[2])  # TRANSPOSE_CONV's data input is its third
     s_out, z_out = qparams(ctx, ctx.operator.outputs[0])
-    config, shape, kernel = _transposed(ctx, x, kernel)
+    config, shape, kernel = transposed_conv_operands(ctx, x, kernel)
     multipliers = channel_multipliers(ctx, s_in, s_out, 1)
     if len(multipliers["multiplier"]) == 1:  # one weight scale: LiteRT uses it for every channel
         multipliers = {k: v * config["filters"] for k, v in multipliers.items()}
@@ -133,7 +133,7 @@ def transpose_conv(ctx: LiteCtx) -> tuple[Value, ...]:
 def hybrid_transpose_conv(ctx: LiteCtx, x: Tensor, kernel: Const) -> Tensor:
     """A dynamic-range TRANSPOSE_CONV (int8 weights, float input and output) as one layer; the fused
     activation follows as its own layer (``tflite/ops_nn.py``)."""
-    config, shape, kernel = _transposed(ctx, x, kernel)
+    config, shape, kernel = transposed_conv_operands(ctx, x, kernel)
     config["weight_scale"] = weight_scales(ctx.input_tensor(1), config["filters"])
     bias = ctx.optional(3)
     config["use_bias"] = bias is not None

@@ -7,13 +7,11 @@ tests/tflite/test_uint8_tf1.py.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..tfgraph.base import Value
 from .base import LiteCtx, int_op
-from .ops_int_act import _RELUS
+from .ops_int_act import RELU_ACTIVATIONS
 from .ops_uint8 import uint8_params
-from .quant_math import activation_range, lut, quantize_multiplier
+from .quant_math import activation_range, lut, quantize_multiplier, relu_quotient
 
 UINT8 = "tf2torch>LiteUint8"
 
@@ -24,10 +22,8 @@ def relu(ctx: LiteCtx) -> tuple[Value, ...]:
     output zero point, clamped to the activation's bounds (the int8 rule with zero points lowered by 128)."""
     x = ctx.tensor(0)
     (s_in, z_in), (s_out, z_out) = uint8_params(ctx, ctx.operator.inputs[0]), uint8_params(ctx, ctx.operator.outputs[0])
-    low, high = activation_range(_RELUS[ctx.op], s_out, z_out - 128)
-    # ReluPrepare's `double real_multiplier = input->params.scale / output->params.scale`: two floats divided in
-    # float32, then widened (a double division misses ties: measured, 21 of 400 RELU6 outputs one step off)
-    multiplier, shift = quantize_multiplier(float(np.float32(s_in) / np.float32(s_out)))
+    low, high = activation_range(RELU_ACTIVATIONS[ctx.op], s_out, z_out - 128)
+    multiplier, shift = quantize_multiplier(relu_quotient(s_in, s_out))  # (a float32 division, as ReluPrepare's)
     config = {"input_zero_point": z_in - 128, "multiplier": multiplier, "shift": shift,
               "output_zero_point": z_out - 128, "output_min": low, "output_max": high}
     return (ctx.layer(UINT8 + "Rescale", config, [x], x.shape, name=ctx.name),)

@@ -49,7 +49,7 @@ def _shifted_range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
     return {"output_min": low, "output_max": high}
 
 
-def _uint8_range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
+def uint8_range(ctx: LiteCtx, out: tuple[float, int]) -> dict:
     shifted = _shifted_range(ctx, out)
     return {k: v + 128 for k, v in shifted.items()}
 
@@ -86,7 +86,7 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
             raise ctx.unsupported(f"a grouped convolution ({kernel.shape[2]} of {channels} channels per group)")
         out_c, extra = kernel.shape[3], {"filters": kernel.shape[3]}
     window = window_config(ctx, kernel.shape[0], kernel.shape[1], dilated=True)
-    config = {**window, **extra, **_uint8_range(ctx, (s_out, z_out)), **_weights(ctx, s_in, s_out, out_c),
+    config = {**window, **extra, **uint8_range(ctx, (s_out, z_out)), **_weights(ctx, s_in, s_out, out_c),
               "input_zero_point": z_in, "output_zero_point": z_out, "depthwise": depthwise}
     weights = [("kernel", kernel), *int32_bias(ctx, 2)]
     shape = window_output_shape(x.shape, window, out_c)
@@ -97,7 +97,7 @@ def conv(ctx: LiteCtx) -> tuple[Value, ...]:
 def fully_connected(ctx: LiteCtx) -> tuple[Value, ...]:
     (s_in, z_in), (s_out, z_out) = _io(ctx)
     x, kernel, units = fc_operands(ctx, "uint8", weights="uint8")
-    config = {"units": units, **_uint8_range(ctx, (s_out, z_out)), **_weights(ctx, s_in, s_out, 1),
+    config = {"units": units, **uint8_range(ctx, (s_out, z_out)), **_weights(ctx, s_in, s_out, 1),
               "input_zero_point": z_in, "output_zero_point": z_out}
     weights = [("kernel", kernel), *int32_bias(ctx, 2)]
     return (ctx.layer(UINT8 + "Dense", config, [x], (*x.shape[:-1], units), weights=weights, name=ctx.name),)
@@ -173,7 +173,7 @@ def pool(ctx: LiteCtx) -> tuple[Value, ...]:
         raise ctx.unsupported("a uint8 pool whose output is quantized unlike its input")
     window = window_config(ctx, ctx.option("filter_height", 1), ctx.option("filter_width", 1), dilated=False)
     average = ctx.op == "AVERAGE_POOL_2D"  # the average pool's module takes uint8 as it is (runtime/lite_uint8.py)
-    clamp = _uint8_range(ctx, (s_out, z_out)) if average else _shifted_range(ctx, (s_out, z_out))
+    clamp = uint8_range(ctx, (s_out, z_out)) if average else _shifted_range(ctx, (s_out, z_out))
     config = {**window, **clamp, "max": not average}
     return (ctx.layer(UINT8 + "Pool2D", config, [x], window_output_shape(x.shape, window, x.shape[-1]), name=ctx.name),)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from ..tfgraph.base import Value
 from .base import LiteCtx, int_op
 from .ops_int import int32_bias
-from .ops_int_spatial import _transposed
+from .ops_int_spatial import transposed_conv_operands
 from .ops_uint8 import uint8_params
-from .ops_uint8_model import UINT8, _uint8_range
+from .ops_uint8_model import UINT8, uint8_range
 from .quant_math import quantize_multiplier
 
 
@@ -24,10 +24,10 @@ def transpose_conv(ctx: LiteCtx) -> tuple[Value, ...]:
     s_out, z_out = uint8_params(ctx, ctx.operator.outputs[0])
     if len(ctx.tensors[ctx.operator.inputs[1]].quantization.zero_points) > 1:
         raise ctx.unsupported("uint8 transposed-conv weights with more than one zero point")
-    config, shape, kernel = _transposed(ctx, x, kernel)
+    config, shape, kernel = transposed_conv_operands(ctx, x, kernel)
     multiplier, shift = quantize_multiplier(s_in * s_w / s_out)  # double, as the kernel's Prepare
     config.update(multiplier=[multiplier] * config["filters"], shift=[shift] * config["filters"],
-                  **_uint8_range(ctx, (s_out, z_out)), input_zero_point=z_in, output_zero_point=z_out,
+                  **uint8_range(ctx, (s_out, z_out)), input_zero_point=z_in, output_zero_point=z_out,
                   weight_zero_point=z_w)
     weights = [("kernel", kernel), *int32_bias(ctx, 3)]
     return (ctx.layer(UINT8 + "ConvTranspose2D", config, [x], shape, weights=weights, name=ctx.name),)
