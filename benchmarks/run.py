@@ -5,7 +5,8 @@
 Every step runs as its own process, once untimed (warm cache), then ``--repeats`` times, the steps
 taking turns so that noise from other work on the machine spreads over all of them. Each run reports
 its wall time, CPU time and peak RSS (GNU ``time``'s ``%M``: pages of mapped files included); the
-table shows medians (and the range of wall times). Before every run the previous outputs are deleted,
+table shows medians (and the range of wall times). Before every run the previous outputs are deleted, its
+input file is read into the page cache (`warm`: every step, the floors too, starts cached),
 ``sync`` flushes dirty pages and the disk gets a second to settle, so no run pays for another's
 writeback. The checkpoint (``make_checkpoint.py``) is generated
 once and cached outside the repository.
@@ -47,6 +48,7 @@ class Step:
     name: str
     argv: list[str]
     outputs: list[Path] = field(default_factory=list)  # removed before each run
+    inputs: list[Path] = field(default_factory=list)  # read into the page cache before each run
     runs: list[dict] = field(default_factory=list)
 
     def median(self, key: str) -> float:
@@ -63,19 +65,20 @@ def steps(prefix: Path, kernels: Path, out: Path) -> list[Step]:
     data = Path(f"{prefix}.data-00000-of-00001")
     kernel_data = Path(f"{kernels}.data-00000-of-00001")
     return [
-        Step("convert-safetensors", [*cli, "convert", str(prefix), "-o", str(out / "st"), "-q"], [out / "st"]),
+        Step("convert-safetensors", [*cli, "convert", str(prefix), "-o", str(out / "st"), "-q"], [out / "st"], [data]),
         Step("convert-pt", [*cli, "convert", str(prefix), "-o", str(out / "pt"), "-q", "--format", "pt"],
-             [out / "pt"]),
+             [out / "pt"], [data]),
         Step("baseline-tf", [sys.executable, str(HERE / "baseline_tf.py"), str(prefix), str(out / "tf.pt")],
-             [out / "tf.pt"]),
-        Step("floor-cp", ["cp", str(data), str(out / "copy.data")], [out / "copy.data"]),
+             [out / "tf.pt"], [data]),
+        Step("floor-cp", ["cp", str(data), str(out / "copy.data")], [out / "copy.data"], [data]),
         # For reference: tf2torch fsyncs its output (all-or-nothing even across a power loss); cp does not.
         Step("floor-cp-sync", ["sh", "-c", f'cp "{data}" "{out}/copy2.data" && sync "{out}/copy2.data"'],
-             [out / "copy2.data"]),
+             [out / "copy2.data"], [data]),
         # Issue 26's target is stated on 40 two-D kernels (every byte transposed), timed against the same floor.
-        Step("convert-kernels", [*cli, "convert", str(kernels), "-o", str(out / "kst"), "-q"], [out / "kst"]),
+        Step("convert-kernels", [*cli, "convert", str(kernels), "-o", str(out / "kst"), "-q"], [out / "kst"],
+             [kernel_data]),
         Step("floor-kernels-cp-sync", ["sh", "-c", f'cp "{kernel_data}" "{out}/copy3.data" && sync "{out}/copy3.data"'],
-             [out / "copy3.data"]),
+             [out / "copy3.data"], [kernel_data]),
         Step("inspect", [*cli, "inspect", str(prefix)]),
         Step("help", [*cli, "--help"]),
     ]
@@ -87,9 +90,21 @@ GNU_TIME = "/usr/bin/time" if Path("/usr/bin/time").is_file() else None
 SETTLE_S = 1.0
 
 
+def warm(path: Path) -> None:
+    """Read ``path`` through the page cache, so every step starts with its input cached. Without this the
+    order of steps decides who reads from disk: this VM pages out file pages left unused for a while (DAMON
+    ``pageout``), and a step after the TF baseline (1.7 GB RSS) found its input partly evicted while the floor
+    that followed it found it cached by that step (40-kernel run: 1.42x with the order deciding, 1.09x warm)."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(16 << 20):
+            pass
+
+
 def run_once(step: Step) -> dict:
     for path in step.outputs:
         shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    for path in step.inputs:
+        warm(path)
     os.sync()  # no dirty pages of an earlier run left for this one to wait on
     time.sleep(SETTLE_S)  # nor the discards of deleted files (ext4 mounted with `discard` issues them late)
     with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as usage_file:
