@@ -144,8 +144,10 @@ class TFLiteQuantLogSoftmax(nn.Module):
         s_in, s_out = (torch.tensor(v, dtype=torch.float32) for v in (self.input_scale, self.output_scale))
         precomputed = (s_in * top.float() + log_sum) / s_out
         log_prob = (s_in / s_out) * q.float() - precomputed
-        out = lite_clamp_int8(torch.round(log_prob).long() + self.output_zero_point, -128, 127)  # rint: half even
-        return out.movedim(-1, self.dim)
+        return self._codes(torch.round(log_prob).long() + self.output_zero_point).movedim(-1, self.dim)  # rint
+
+    def _codes(self, q):
+        return lite_clamp_int8(q, -128, 127)  # (the uint8 form clamps to its own range)
 
 
 class TFLiteQuantBatchMatMul(nn.Module):

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from .lite_int import lite_requantize
-from .lite_int_math import lite_round_away
+from .lite_int_math import TFLiteQuantLogSoftmax, lite_round_away
 from .lite_int_spatial import TFLiteQuantConvTranspose2d, lite_transpose_conv_sum
 
 
@@ -38,27 +38,12 @@ class TFLiteUint8ResizeBilinear(nn.Module):
         return torch.trunc(total + 0.5).clamp(0, 255).to(torch.uint8)
 
 
-class TFLiteUint8LogSoftmax(nn.Module):
-    """LOG_SOFTMAX on uint8 (as ``TFLiteQuantLogSoftmax`` on int8, on the raw uint8 values): per row, the
-    float32 running sum of table[255 - max + q], its log; each output rint(scale * q - (input_scale * max + log
-    sum) / output_scale) + zero point, clamped to [0, 255]. ``dim``: TF's last axis."""
+class TFLiteUint8LogSoftmax(TFLiteQuantLogSoftmax):
+    """LOG_SOFTMAX on uint8: LiteRT's kernel is the int8 one's float arithmetic on the raw uint8 values (the
+    table lookup ``255 - max + q`` never leaves 0..255), clamped to [0, 255]."""
 
-    def __init__(self, input_scale, output_scale, output_zero_point, dim=-1):
-        super().__init__()
-        self.input_scale, self.output_scale, self.output_zero_point, self.dim = (
-            input_scale, output_scale, output_zero_point, dim)
-        self.register_buffer("table", torch.zeros(256))
-
-    def forward(self, q):
-        q = q.long().movedim(self.dim, -1)
-        top = q.amax(dim=-1, keepdim=True)
-        total = self.table[255 - top + q].cumsum(dim=-1)[..., -1:]  # float32, in LiteRT's order
-        log_sum = torch.log(total.double()).float()  # logf, correctly rounded
-        s_in, s_out = (torch.tensor(v, dtype=torch.float32) for v in (self.input_scale, self.output_scale))
-        precomputed = (s_in * top.float() + log_sum) / s_out
-        log_prob = (s_in / s_out) * q.float() - precomputed
-        out = (torch.round(log_prob).long() + self.output_zero_point).clamp(0, 255)  # rint: half to even
-        return out.to(torch.uint8).movedim(-1, self.dim)
+    def _codes(self, q):
+        return q.clamp(0, 255).to(torch.uint8)
 
 
 class TFLiteUint8Requantize(nn.Module):

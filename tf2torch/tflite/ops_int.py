@@ -250,11 +250,16 @@ def pool(ctx: LiteCtx) -> tuple[Value, ...]:
 
 @int_op("PAD", "PADV2")
 def pad(ctx: LiteCtx) -> tuple[Value, ...]:
-    """Padding an int8 tensor: with the zero point (the real 0), or PADV2's own int8 constant."""
+    return int_pad(ctx, io_params(ctx), "int8")
+
+
+def int_pad(ctx: LiteCtx, io: tuple[tuple[float, int], tuple[float, int]], kind: str) -> tuple[Value, ...]:
+    """Padding an int8 (or a uint8: its raw codes, the same ``F.pad``) tensor with the zero point (the real 0),
+    or PADV2's own constant; ``io``: the input's and output's (scale, zero point)."""
     x, pads = ctx.tensor(0), ctx.const(1, "paddings")
-    (s_in, z_in), (s_out, z_out) = io_params(ctx)
+    (s_in, z_in), (s_out, z_out) = io
     if (s_in, z_in) != (s_out, z_out):
-        raise ctx.unsupported("a pad whose output is quantized unlike its input")
+        raise ctx.unsupported(f"a {kind} pad whose output is quantized unlike its input")
     value = z_in
     if ctx.op == "PADV2":
         v = np.asarray(ctx.const(2, "constant value").array()).reshape(-1)
@@ -263,7 +268,7 @@ def pad(ctx: LiteCtx) -> tuple[Value, ...]:
         value = int(v[0])
     p = np.asarray(pads.array(), dtype=np.int64).reshape(len(x.shape), 2)
     if p[0].any() or len(x.shape) != 4:
-        raise ctx.unsupported(f"paddings {p.tolist()} of a rank-{len(x.shape)} int8 tensor")
+        raise ctx.unsupported(f"paddings {p.tolist()} of a rank-{len(x.shape)} {kind} tensor")
     shape = tuple(None if s is None else s + int(a + b) for s, (a, b) in zip(x.shape, p))
     config = {"paddings": p[1:3].tolist() + [p[3].tolist()], "value": value}
     return (ctx.layer(INT + "Pad", config, [x], shape, name=ctx.name),)

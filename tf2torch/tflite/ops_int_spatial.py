@@ -37,17 +37,22 @@ def _image(ctx: LiteCtx) -> Tensor:
     return x
 
 
-@int_op("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")
-def resize(ctx: LiteCtx) -> tuple[Value, ...]:
-    x = _image(ctx)
-    _one_scale(ctx, "a resize")
+def resize_grid(ctx: LiteCtx, x: Tensor) -> tuple[tuple, list[tuple[int, int]], bool, bool]:
+    """A quantized RESIZE_*'s output shape, (input, output) size per spatial axis, align_corners and
+    half_pixel_centers (int8 and uint8 read them alike)."""
     size = [int(v) for v in np.asarray(ctx.const(1, "size").array()).reshape(-1)]
     align, half = bool(ctx.option("align_corners", False)), bool(ctx.option("half_pixel_centers", False))
     if len(size) != 2 or min(size) < 1 or (align and half):
         raise ctx.unsupported(f"a resize to {size} with align_corners={align}, half_pixel_centers={half} "
                               "(LiteRT refuses both at once)")
-    shape = (x.shape[0], size[0], size[1], x.shape[3])
-    sizes = list(zip(x.shape[1:3], size))
+    return (x.shape[0], size[0], size[1], x.shape[3]), list(zip(x.shape[1:3], size)), align, half
+
+
+@int_op("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")
+def resize(ctx: LiteCtx) -> tuple[Value, ...]:
+    x = _image(ctx)
+    _one_scale(ctx, "a resize")
+    shape, sizes, align, half = resize_grid(ctx, x)
     if ctx.op == "RESIZE_NEAREST_NEIGHBOR":
         rows, cols = (nearest_indices(a, b, align, half) for a, b in sizes)
         return (ctx.layer(INT + "Gather", {"rows": rows, "cols": cols}, [x], shape, name=ctx.name),)

@@ -14,7 +14,8 @@ import numpy as np
 from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op, lookup_lite
 from .int_spatial_math import mirror_indices, nearest_indices
-from .ops_int import INT
+from .ops_int import INT, int_pad
+from .ops_int_spatial import resize_grid
 from .ops_math import same_rank
 from .ops_uint8 import uint8_params
 from .quant_math import hard_swish_params, leaky_relu_params
@@ -52,22 +53,7 @@ def min_max(ctx: LiteCtx) -> tuple[Value, ...]:
 def pad(ctx: LiteCtx) -> tuple[Value, ...]:
     """Padding a uint8 tensor with its zero point (the real 0), or PADV2's own uint8 constant: the int8 layer's
     ``F.pad``, which pads any integer type with the value given."""
-    x, pads = ctx.tensor(0), ctx.const(1, "paddings")
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
-    if (s_in, z_in) != (s_out, z_out):
-        raise ctx.unsupported("a uint8 pad whose output is quantized unlike its input")
-    value = z_in
-    if ctx.op == "PADV2":
-        v = np.asarray(ctx.const(2, "constant value").array()).reshape(-1)
-        if v.size != 1:
-            raise ctx.unsupported("a padding value that is not a scalar")
-        value = int(v[0])
-    p = np.asarray(pads.array(), dtype=np.int64).reshape(len(x.shape), 2)
-    if p[0].any() or len(x.shape) != 4:
-        raise ctx.unsupported(f"paddings {p.tolist()} of a rank-{len(x.shape)} uint8 tensor")
-    shape = tuple(None if s is None else s + int(a + b) for s, (a, b) in zip(x.shape, p))
-    config = {"paddings": p[1:3].tolist() + [p[3].tolist()], "value": value}
-    return (ctx.layer(INT + "Pad", config, [x], shape, name=ctx.name),)
+    return int_pad(ctx, _io(ctx), "uint8")
 
 
 @int_op("HARD_SWISH", dtype="uint8")
@@ -141,13 +127,7 @@ def resize(ctx: LiteCtx) -> tuple[Value, ...]:
     if (s_in, z_in) != (s_out, z_out):
         raise ctx.unsupported("a uint8 resize whose output is quantized unlike its input (LiteRT's kernel copies "
                               "the values as they are)")
-    size = [int(v) for v in np.asarray(ctx.const(1, "size").array()).reshape(-1)]
-    align, half = bool(ctx.option("align_corners", False)), bool(ctx.option("half_pixel_centers", False))
-    if len(size) != 2 or min(size) < 1 or (align and half):
-        raise ctx.unsupported(f"a resize to {size} with align_corners={align}, half_pixel_centers={half} "
-                              "(LiteRT refuses both at once)")
-    shape = (x.shape[0], size[0], size[1], x.shape[3])
-    sizes = list(zip(x.shape[1:3], size))
+    shape, sizes, align, half = resize_grid(ctx, x)
     if ctx.op == "RESIZE_NEAREST_NEIGHBOR":
         rows, cols = (nearest_indices(a, b, align, half) for a, b in sizes)
         return (ctx.layer(INT + "Gather", {"rows": rows, "cols": cols}, [x], shape, name=ctx.name),)
