@@ -101,7 +101,7 @@ def min_max(ctx: LiteCtx) -> tuple[Value, ...]:
     return (ctx.layer(INT + "MinMax", config, inputs, shape, weights=weights, name=ctx.name),)
 
 
-def _axes(ctx: LiteCtx, x: Tensor) -> tuple[list[int], bool, tuple]:
+def reduction_axes(ctx: LiteCtx, x: Tensor) -> tuple[list[int], bool, tuple]:
     axes = ctx.const(1, "axes")
     rank = len(x.shape)
     dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
@@ -115,17 +115,28 @@ def _axes(ctx: LiteCtx, x: Tensor) -> tuple[list[int], bool, tuple]:
 @int_op("SUM", "REDUCE_MAX", "REDUCE_MIN")
 def reduce(ctx: LiteCtx) -> tuple[Value, ...]:
     x = ctx.tensor(0)
-    (s_in, z_in), (s_out, z_out) = io_params(ctx)
-    dims, keep, shape = _axes(ctx, x)
+    config, shape = reduce_config(ctx, x, io_params(ctx), "int8")
+    return (ctx.layer(INT + "Reduce", config, [x], shape, name=ctx.name),)
+
+
+def reduce_config(ctx: LiteCtx, x: Tensor, io: tuple[tuple[float, int], tuple[float, int]], kind: str,
+                  ) -> tuple[dict, tuple]:
+    """SUM / REDUCE_MAX / REDUCE_MIN's layer config and output shape, on int8 or uint8 stored integers: SUM is
+    the optimized QuantizedMeanOrSum's float32 scale and bias (on uint8 over the raw codes, as LiteRT's
+    uint8 instance); MAX / MIN compare stored integers, so they need one scale in and out."""
+    (s_in, z_in), (s_out, z_out) = io
+    dims, keep, shape = reduction_axes(ctx, x)
+    if not dims:
+        raise ctx.unsupported(f"a {kind} reduction over no axis")
     config: dict = {"axes": dims, "keepdims": keep, "kind": {"SUM": "sum", "REDUCE_MAX": "max"}.get(ctx.op, "min")}
-    if ctx.op == "SUM":  # optimized QuantizedMeanOrSum: float32 scale and bias
+    if ctx.op == "SUM":
         f32 = np.float32
         count = int(np.prod([x.shape[d] for d in dims]))
         scale = f32(s_in) / f32(s_out)
         config.update(scale=float(scale), bias=float(f32(-z_in) * scale * f32(count)), output_zero_point=z_out)
-    elif (s_in, z_in) != (s_out, z_out):  # the kernel compares stored integers: one scale in and out
-        raise ctx.unsupported(f"a {ctx.op} whose output is quantized unlike its input")
-    return (ctx.layer(INT + "Reduce", config, [x], shape, name=ctx.name),)
+    elif (s_in, z_in) != (s_out, z_out):
+        raise ctx.unsupported(f"a {kind} {ctx.op} whose output is quantized unlike its input")
+    return config, shape
 
 
 @int_op("PRELU")

@@ -15,6 +15,7 @@ from ..tfgraph.base import Const, Tensor, Value
 from .base import LiteCtx, int_op, lookup_lite
 from .int_spatial_math import mirror_indices, nearest_indices
 from .ops_int import INT, int_pad
+from .ops_int_math import reduce_config
 from .ops_int_spatial import resize_grid
 from .ops_math import same_rank
 from .ops_uint8 import uint8_params
@@ -80,22 +81,8 @@ def leaky_relu(ctx: LiteCtx) -> tuple[Value, ...]:
 
 @int_op("SUM", "REDUCE_MAX", "REDUCE_MIN", dtype="uint8")
 def reduce(ctx: LiteCtx) -> tuple[Value, ...]:
-    x, axes = ctx.tensor(0), ctx.const(1, "axes")
-    (s_in, z_in), (s_out, z_out) = _io(ctx)
-    rank = len(x.shape)
-    dims = sorted({int(a) % rank for a in np.asarray(axes.array()).reshape(-1)})
-    if not dims or 0 in dims or any(x.shape[d] is None for d in dims):
-        raise ctx.unsupported(f"a uint8 reduction over axes {dims} of shape {list(x.shape)}")
-    keep = bool(ctx.option("keep_dims", False))
-    shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keep or i not in dims)
-    config: dict = {"axes": dims, "keepdims": keep, "kind": {"SUM": "sum", "REDUCE_MAX": "max"}.get(ctx.op, "min")}
-    if ctx.op == "SUM":  # optimized QuantizedMeanOrSum<uint8_t>: float32 scale and bias on the raw uint8 sum
-        f32 = np.float32
-        count = int(np.prod([x.shape[d] for d in dims]))
-        scale = f32(s_in) / f32(s_out)
-        config.update(scale=float(scale), bias=float(f32(-z_in) * scale * f32(count)), output_zero_point=z_out)
-    elif (s_in, z_in) != (s_out, z_out):  # the kernel compares stored integers: one scale in and out
-        raise ctx.unsupported(f"a uint8 {ctx.op} whose output is quantized unlike its input")
+    x = ctx.tensor(0)
+    config, shape = reduce_config(ctx, x, _io(ctx), "uint8")
     return (ctx.layer(UINT8 + "Reduce", config, [x], shape, name=ctx.name),)
 
 
