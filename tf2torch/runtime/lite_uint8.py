@@ -137,36 +137,36 @@ class TFLiteUint8AvgPool2d(TFLiteQuantAvgPool2d):
         return out.clamp(self.output_min, self.output_max).to(torch.uint8)
 
 
-class TFLiteUint8MaxPool2d(TFLiteQuantMaxPool2d):
-    def forward(self, x):
-        return lite_to_uint8(super().forward(lite_from_uint8(x)))
+class TFLiteUint8OnInt8:
+    """Mixin for a uint8 operator whose LiteRT kernel is the int8 one on q - 128 (zero points and bounds lowered
+    by 128 in the layer's parameters): shift in, run the int8 module (the next base class), shift back."""
 
-
-class TFLiteUint8LUT(TFLiteQuantLUT):
     def forward(self, q):
         return lite_to_uint8(super().forward(lite_from_uint8(q)))
 
 
-class TFLiteUint8Rescale(TFLiteQuantRescale):
+class TFLiteUint8MaxPool2d(TFLiteUint8OnInt8, TFLiteQuantMaxPool2d):
+    """MAX_POOL_2D on uint8."""
+
+
+class TFLiteUint8LUT(TFLiteUint8OnInt8, TFLiteQuantLUT):
+    """A table lookup on uint8 (LOGISTIC, TANH)."""
+
+
+class TFLiteUint8Rescale(TFLiteUint8OnInt8, TFLiteQuantRescale):
     """A standalone RELU / RELU6 / RELU_N1_TO_1 on uint8 (LiteRT's ``QuantizedReluX<uint8_t>``)."""
 
-    def forward(self, q):
-        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+
+class TFLiteUint8Softmax(TFLiteUint8OnInt8, TFLiteQuantSoftmax):
+    """SOFTMAX on uint8."""
 
 
-class TFLiteUint8Softmax(TFLiteQuantSoftmax):
-    def forward(self, q):
-        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+class TFLiteUint8HardSwish(TFLiteUint8OnInt8, TFLiteQuantHardSwish):
+    """HARD_SWISH on uint8."""
 
 
-class TFLiteUint8HardSwish(TFLiteQuantHardSwish):
-    def forward(self, q):
-        return lite_to_uint8(super().forward(lite_from_uint8(q)))
-
-
-class TFLiteUint8LeakyRelu(TFLiteQuantLeakyRelu):
-    def forward(self, q):
-        return lite_to_uint8(super().forward(lite_from_uint8(q)))
+class TFLiteUint8LeakyRelu(TFLiteUint8OnInt8, TFLiteQuantLeakyRelu):
+    """LEAKY_RELU on uint8."""
 
 
 class TFLiteUint8MinMax(TFLiteQuantMinMax):

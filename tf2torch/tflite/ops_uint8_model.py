@@ -4,7 +4,7 @@ weights with a zero point and one scale per tensor, uint8 activations, int32 bia
 (``runtime/lite_uint8.py``).
 
 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED have their own parameters (the weight zero point, one
-multiplier). ADD, SUB, MUL (a uint8 constant operand too), MEAN, the pools, SOFTMAX and LOGISTIC reuse the int8 layers' parameters
+multiplier). ADD, SUB, MUL (a uint8 constant operand too), MEAN, the pools, SOFTMAX and LOGISTIC / TANH reuse the int8 layers' parameters
 (``tflite/quant_math.py``) written for q - 128: every zero point and clamp bound lowered by 128, which is
 the same arithmetic (``runtime/lite_uint8.py``). RESHAPE, CONCATENATION and the other value movers keep their
 float converters (``tflite/ops_int.py``'s ``MOVES``); standalone activations and TANH are
@@ -187,8 +187,9 @@ def softmax(ctx: LiteCtx) -> tuple[Value, ...]:
     return (ctx.layer(UINT8 + "Softmax", config, [x], x.shape, name=ctx.name),)
 
 
-@int_op("LOGISTIC", dtype="uint8")
+@int_op("LOGISTIC", "TANH", dtype="uint8")
 def logistic(ctx: LiteCtx) -> tuple[Value, ...]:
+    """LiteRT's uint8 LOGISTIC / TANH: the builtin kernel's lookup table, on q - 128."""
     x = ctx.tensor(0)
     (s_in, z_in), (s_out, z_out) = _io(ctx)
     return (ctx.layer(UINT8 + "LUT", {"table": lut(ctx.op, s_in, z_in - 128, s_out, z_out - 128)}, [x], x.shape,
