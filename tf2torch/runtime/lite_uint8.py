@@ -89,26 +89,28 @@ def lite_uint8_operand(b, constant):
     return lite_from_uint8(b)
 
 
-class TFLiteUint8Add(TFLiteQuantAdd):
-    """ADD / SUB on uint8; ``uint8_constant``: the constant operand is the file's uint8 tensor."""
+class TFLiteUint8Constant:
+    """Mixin: ``uint8_constant`` — the constant operand is the file's uint8 tensor (stored as such)."""
 
     def __init__(self, *args, uint8_constant=False, **kwargs):
         super().__init__(*args, **kwargs)
         if uint8_constant:
             self.constant = self.constant.to(torch.uint8)
 
-    def forward(self, a, b=None):
-        return lite_to_uint8(super().forward(lite_from_uint8(a), lite_uint8_operand(b, self.constant)))
 
-
-class TFLiteUint8Mul(TFLiteQuantMul):
-    def __init__(self, *args, uint8_constant=False, **kwargs):
-        super().__init__(*args, **kwargs)
-        if uint8_constant:
-            self.constant = self.constant.to(torch.uint8)
+class TFLiteUint8BinaryOnInt8(TFLiteUint8Constant):
+    """Mixin for a binary uint8 operator whose kernel is the int8 one on q - 128 (both operands shifted)."""
 
     def forward(self, a, b=None):
         return lite_to_uint8(super().forward(lite_from_uint8(a), lite_uint8_operand(b, self.constant)))
+
+
+class TFLiteUint8Add(TFLiteUint8BinaryOnInt8, TFLiteQuantAdd):
+    """ADD / SUB on uint8."""
+
+
+class TFLiteUint8Mul(TFLiteUint8BinaryOnInt8, TFLiteQuantMul):
+    """MUL on uint8."""
 
 
 class TFLiteUint8Mean(TFLiteQuantMean):
@@ -169,14 +171,9 @@ class TFLiteUint8LeakyRelu(TFLiteUint8OnInt8, TFLiteQuantLeakyRelu):
     """LEAKY_RELU on uint8."""
 
 
-class TFLiteUint8MinMax(TFLiteQuantMinMax):
+class TFLiteUint8MinMax(TFLiteUint8Constant, TFLiteQuantMinMax):
     """MAXIMUM / MINIMUM on uint8: the stored values compared as they are; a constant operand is the file's
     uint8 tensor."""
-
-    def __init__(self, *args, uint8_constant=False, **kwargs):
-        super().__init__(*args, **kwargs)
-        if uint8_constant:
-            self.constant = self.constant.to(torch.uint8)
 
 
 class TFLiteUint8Reduce(TFLiteQuantReduce):
